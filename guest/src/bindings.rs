@@ -1,0 +1,1 @@
+//! The component boundary: generated WIT bindings and conversions to `crate::model`.

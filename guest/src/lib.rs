@@ -1,0 +1,20 @@
+//! The skills-mcp engine: every rule about skills, and no I/O.
+//!
+//! This crate is a plain Rust library (tested natively) and, built for `wasm32-wasip2`, the
+//! WebAssembly component described by `wit/engine.wit`. The generated glue lives in
+//! `bindings` only; every other module speaks the types of [`model`].
+
+pub mod model;
+
+pub use model::*;
+
+#[cfg(target_arch = "wasm32")]
+mod bindings;
+
+pub mod index;
+pub mod keyword;
+pub mod rank;
+pub mod route;
+pub mod text;
+
+pub use index::{Index, walk_policy};

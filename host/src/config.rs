@@ -1,0 +1,1 @@
+//! Configuration: defaults, config.yaml, environment variables and flags, with a documented precedence.

@@ -1,0 +1,14 @@
+//! skills-mcp: the native host around the skills engine component.
+//!
+//! The engine (`guest/`, built to a WASI component and embedded in this binary) holds every
+//! rule about skills; this crate holds the I/O: filesystem through cap-std, the MCP transport,
+//! processes, git, HTTP and configuration.
+
+pub mod analytics;
+pub mod catalog;
+pub mod cli;
+pub mod config;
+pub mod git;
+pub mod mcp;
+pub mod runtime;
+pub mod scripts;

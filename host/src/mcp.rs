@@ -1,0 +1,1 @@
+//! The MCP server (rmcp): tools, resources, prompts and the Skills extension.

@@ -1,0 +1,1 @@
+//! The wasmtime runtime: one engine, the embedded component compiled once, bounded stores, trap recovery.

@@ -1,0 +1,11 @@
+//! The one integration-test binary: a module per area, all through the real component and the
+//! real binary.
+
+mod analytics;
+mod cli;
+mod common;
+mod component;
+mod git;
+mod mcp;
+mod runtime;
+mod scripts;
