@@ -15,6 +15,11 @@ pub mod index;
 pub mod keyword;
 pub mod rank;
 pub mod route;
+pub mod synonyms;
 pub mod text;
 
 pub use index::{Index, walk_policy};
+pub mod frontmatter;
+pub mod paths;
+
+pub use paths::validate_relative_path;
