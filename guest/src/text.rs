@@ -352,29 +352,56 @@ pub struct Term {
     pub joined: bool,
 }
 
-/// The ranker's analyser: identifier splitting, compound joining, stop words, stemming.
+/// The ranker's analyser: identifier splitting, compounds, abbreviations, stop words, stemming.
 ///
 /// - words are split as in [`split_identifiers`];
 /// - a compound of 2 or 3 parts (`fine-tune`, `pre_training`, `DataFrame`) also yields the join
 ///   of its parts (`finetune`, `pretraining`, `dataframe`), so spelling variants meet;
-/// - stop words (EN + FR + request filler, [`is_rank_stop_word`]) are dropped, except inside a
-///   join;
-/// - every term is stemmed ([`stem`]).
+/// - stop words (EN + FR + request filler, [`is_rank_stop_word`]) and bare numbers are dropped
+///   (except inside a join);
+/// - an alias of [`crate::synonyms::ALIASES`] is replaced by its canonical word (`k8s` ->
+///   `kubernetes`), and a phrase of [`crate::synonyms::PHRASES`] also yields its abbreviation
+///   (`pull requests` -> `pr`), marked `joined` like compound joins;
+/// - every word is stemmed ([`stem`]).
 ///
 /// Duplicates are kept (term frequencies matter to the ranker).
 pub fn analyze(text: &str) -> Vec<Term> {
     let mut out = Vec::new();
     let mut position = 0u32;
+    // stems of the recent kept words, for phrase detection
+    let mut recent: Vec<String> = Vec::new();
     for group in split_identifiers(text) {
         let first_pos = position;
         for part in &group {
-            if !is_rank_stop_word(part) {
+            let number = part.chars().all(|c| c.is_ascii_digit());
+            if !number && !is_rank_stop_word(part) {
+                let canon = crate::synonyms::canonical(part).unwrap_or(part);
+                let term = stem(canon).into_owned();
+                recent.push(term.clone());
+                if recent.len() > 4 {
+                    recent.remove(0);
+                }
                 out.push(Term {
-                    term: stem(part).into_owned(),
+                    term,
                     surface: part.clone(),
                     position,
                     joined: false,
                 });
+                for (words, abbr) in crate::synonyms::PHRASES {
+                    if recent.len() >= words.len()
+                        && recent[recent.len() - words.len()..]
+                            .iter()
+                            .zip(words.iter())
+                            .all(|(a, b)| a == b)
+                    {
+                        out.push(Term {
+                            term: (*abbr).to_string(),
+                            surface: (*abbr).to_string(),
+                            position,
+                            joined: true,
+                        });
+                    }
+                }
             }
             position += 1;
         }
@@ -467,5 +494,20 @@ mod tests {
         let terms: Vec<&str> = t.iter().map(|t| t.term.as_str()).collect();
         assert_eq!(terms, vec!["fine", "tune", "finetun"]);
         assert!(t[2].joined);
+    }
+
+    #[test]
+    fn analyze_aliases_phrases_numbers() {
+        let terms: Vec<String> = analyze("Deploy to k8s, review 2 pull requests")
+            .into_iter()
+            .map(|t| t.term)
+            .collect();
+        assert_eq!(
+            terms,
+            vec!["deploy", "kubernet", "review", "pull", "request", "pr"]
+        );
+        let t = analyze("end-to-end");
+        let terms: Vec<&str> = t.iter().map(|t| t.term.as_str()).collect();
+        assert_eq!(terms, vec!["end", "end", "e2e", "endtoend"]);
     }
 }
