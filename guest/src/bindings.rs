@@ -1,1 +1,341 @@
 //! The component boundary: generated WIT bindings and conversions to `crate::model`.
+//!
+//! This is the only module that names a generated type. It exports the `engine` interface of
+//! `wit/engine.wit` by delegating to [`crate::Index`], [`crate::walk_policy`] and
+//! [`crate::validate_relative_path`], and implements [`crate::model::Files`] over the imported
+//! `files.read`. Everything here is a conversion; no rule about skills lives here.
+
+// The glue that `generate!` and `export!` expand to defines the canonical-ABI entry points,
+// which are `unsafe` by nature; no hand-written code in this module uses `unsafe`.
+#![allow(unsafe_code)]
+
+use std::cell::RefCell;
+
+use crate::model as m;
+
+wit_bindgen::generate!({
+    path: "../wit",
+    world: "skills-engine",
+});
+
+use exports::skills_mcp::engine::engine as x;
+use skills_mcp::engine::types as t;
+
+/// The exported component.
+struct Component;
+
+export!(Component);
+
+impl x::Guest for Component {
+    type Index = IndexResource;
+
+    fn get_walk_policy() -> t::WalkPolicy {
+        let p = crate::walk_policy();
+        t::WalkPolicy {
+            skip_dir_names: p.skip_dir_names,
+            max_depth: p.max_depth,
+            max_entries: p.max_entries,
+            max_skill_file_bytes: p.max_skill_file_bytes,
+        }
+    }
+
+    fn validate_relative_path(path: String) -> Result<String, t::Error> {
+        crate::validate_relative_path(&path).map_err(error)
+    }
+}
+
+/// The `index` resource: a [`crate::Index`] behind a `RefCell` (resource methods take `&self`;
+/// a component instance is single-threaded).
+struct IndexResource(RefCell<crate::Index>);
+
+/// `model::Files` over the imported `files.read`.
+struct HostFiles;
+
+impl m::Files for HostFiles {
+    fn read(&self, root: u32, path: &str) -> Result<Vec<u8>, String> {
+        skills_mcp::engine::files::read(root, path)
+    }
+}
+
+impl x::GuestIndex for IndexResource {
+    fn new(config: t::EngineConfig) -> Self {
+        let config = m::EngineConfig {
+            algorithm: match config.algorithm {
+                t::Algorithm::Ranked => m::Algorithm::Ranked,
+                t::Algorithm::Keywords => m::Algorithm::Keywords,
+            },
+            min_score: config.min_score,
+            ambiguity_threshold: config.ambiguity_threshold,
+            max_results: config.max_results,
+        };
+        IndexResource(RefCell::new(crate::Index::new(config)))
+    }
+
+    fn add_root(&self, name: String, listing: Vec<t::Entry>) -> Vec<String> {
+        let listing = listing
+            .into_iter()
+            .map(|e| m::Entry {
+                path: e.path,
+                kind: match e.kind {
+                    t::EntryKind::File => m::EntryKind::File,
+                    t::EntryKind::Directory => m::EntryKind::Directory,
+                    t::EntryKind::Symlink => m::EntryKind::Symlink,
+                },
+                size: e.size,
+            })
+            .collect();
+        self.0.borrow_mut().add_root(&name, listing)
+    }
+
+    fn add_files(&self, root: u32, files: Vec<t::FileData>) {
+        let files = files
+            .into_iter()
+            .map(|f| m::FileData {
+                path: f.path,
+                bytes: f.bytes,
+            })
+            .collect();
+        self.0.borrow_mut().add_files(root, files)
+    }
+
+    fn finish(&self) {
+        self.0.borrow_mut().finish()
+    }
+
+    fn len(&self) -> u32 {
+        u32::try_from(self.0.borrow().len()).unwrap_or(u32::MAX)
+    }
+
+    fn skills(&self) -> Vec<t::SkillInfo> {
+        self.0.borrow().skills().into_iter().map(skill).collect()
+    }
+
+    fn get(&self, path_or_name: String) -> Result<t::SkillInfo, t::Error> {
+        self.0.borrow().get(&path_or_name).map(skill).map_err(error)
+    }
+
+    fn suggest(&self, path_or_name: String, limit: u32) -> Vec<String> {
+        self.0.borrow().suggest(&path_or_name, limit)
+    }
+
+    fn search(&self, query: String, limit: u32) -> Result<Vec<t::SearchHit>, t::Error> {
+        self.0
+            .borrow()
+            .search(&query, limit)
+            .map(|hits| hits.into_iter().map(hit).collect())
+            .map_err(error)
+    }
+
+    fn explain(&self, query: String, skill_path: String) -> Result<t::Explanation, t::Error> {
+        self.0
+            .borrow()
+            .explain(&query, &skill_path)
+            .map(|e| t::Explanation {
+                skill_path: e.skill_path,
+                score: e.score,
+                terms: e
+                    .terms
+                    .into_iter()
+                    .map(|t| t::ExplainTerm {
+                        field: t.field,
+                        term: t.term,
+                        contribution: t.contribution,
+                    })
+                    .collect(),
+                notes: e.notes,
+            })
+            .map_err(error)
+    }
+
+    fn route(&self, context: String) -> Result<t::RouteOutcome, t::Error> {
+        self.0
+            .borrow()
+            .route(&context)
+            .map(|o| match o {
+                m::RouteOutcome::NoMatch => t::RouteOutcome::NoMatch,
+                m::RouteOutcome::Ambiguous(hits) => {
+                    t::RouteOutcome::Ambiguous(hits.into_iter().map(hit).collect())
+                }
+                m::RouteOutcome::Matched(h) => t::RouteOutcome::Matched(hit(h)),
+            })
+            .map_err(error)
+    }
+
+    fn resolve(&self, skill_path: String) -> Result<t::ResolvedSkill, t::Error> {
+        self.0
+            .borrow()
+            .resolve(&HostFiles, &skill_path)
+            .map(|r| t::ResolvedSkill {
+                skill_path: r.skill_path,
+                content: r.content,
+                assets: r.assets.into_iter().map(asset).collect(),
+                scripts: r.scripts.into_iter().map(asset).collect(),
+                inherited_assets: r.inherited_assets.into_iter().map(asset).collect(),
+                inherited_scripts: r.inherited_scripts.into_iter().map(asset).collect(),
+            })
+            .map_err(error)
+    }
+
+    fn locate_asset(&self, skill_path: String, file: String) -> Result<t::AssetLocation, t::Error> {
+        self.0
+            .borrow()
+            .locate_asset(&skill_path, &file)
+            .map(|l| t::AssetLocation {
+                asset: asset(l.asset),
+                root: l.root,
+                path: l.path,
+            })
+            .map_err(error)
+    }
+
+    fn tree(&self, path: Option<String>) -> Result<Vec<t::TreeNode>, t::Error> {
+        self.0
+            .borrow()
+            .tree(path.as_deref())
+            .map(|nodes| {
+                nodes
+                    .into_iter()
+                    .map(|n| t::TreeNode {
+                        name: n.name,
+                        path: n.path,
+                        skill: n.skill.map(skill),
+                        children: n.children,
+                    })
+                    .collect()
+            })
+            .map_err(error)
+    }
+
+    fn manifest(&self, skill_path: String) -> Result<Vec<t::ManifestFile>, t::Error> {
+        self.0
+            .borrow()
+            .manifest(&skill_path)
+            .map(|files| {
+                files
+                    .into_iter()
+                    .map(|f| t::ManifestFile {
+                        relative: f.relative,
+                        root: f.root,
+                        path: f.path,
+                        size: f.size,
+                    })
+                    .collect()
+            })
+            .map_err(error)
+    }
+
+    fn skill_md(&self, skill_path: String) -> Result<Vec<u8>, t::Error> {
+        self.0
+            .borrow()
+            .skill_md(&HostFiles, &skill_path)
+            .map_err(error)
+    }
+
+    fn reports(&self) -> Vec<t::FileReport> {
+        self.0
+            .borrow()
+            .reports()
+            .into_iter()
+            .map(|r| t::FileReport {
+                root: r.root,
+                path: r.path,
+                skill_path: r.skill_path,
+                worst: r.worst.map(severity),
+                diagnostics: r
+                    .diagnostics
+                    .into_iter()
+                    .map(|d| t::Diagnostic {
+                        root: d.root,
+                        path: d.path,
+                        line: d.line,
+                        severity: severity(d.severity),
+                        message: d.message,
+                    })
+                    .collect(),
+            })
+            .collect()
+    }
+}
+
+fn severity(s: m::Severity) -> t::Severity {
+    match s {
+        m::Severity::Info => t::Severity::Info,
+        m::Severity::Warning => t::Severity::Warning,
+        m::Severity::Error => t::Severity::Error,
+    }
+}
+
+fn skill(s: m::SkillInfo) -> t::SkillInfo {
+    t::SkillInfo {
+        skill_path: s.skill_path,
+        name: s.name,
+        description: s.description,
+        shape: match s.shape {
+            m::SkillShape::AgentSkill => t::SkillShape::AgentSkill,
+            m::SkillShape::Hierarchical => t::SkillShape::Hierarchical,
+        },
+        root: s.root,
+        file: s.file,
+        resource_dir: s.resource_dir,
+        keywords: s.keywords,
+        priority: s.priority,
+        inherit: s.inherit,
+        parent: s.parent,
+        asset_count: s.asset_count,
+        script_count: s.script_count,
+        frontmatter_json: s.frontmatter_json,
+    }
+}
+
+fn hit(h: m::SearchHit) -> t::SearchHit {
+    t::SearchHit {
+        skill_path: h.skill_path,
+        name: h.name,
+        description: h.description,
+        score: h.score,
+        matched: h.matched,
+    }
+}
+
+fn asset(a: m::AssetInfo) -> t::AssetInfo {
+    t::AssetInfo {
+        file: a.file,
+        description: a.description,
+        asset_type: a.asset_type,
+        is_binary: a.is_binary,
+        mime_type: a.mime_type,
+        size: a.size,
+        from: a.from,
+        script: a.script.map(|s| t::ScriptInfo {
+            execution: match s.execution {
+                m::Execution::Claude => t::Execution::Claude,
+                m::Execution::Server => t::Execution::Server,
+            },
+            args: s
+                .args
+                .into_iter()
+                .map(|a| t::ScriptArg {
+                    name: a.name,
+                    description: a.description,
+                    required: a.required,
+                })
+                .collect(),
+        }),
+    }
+}
+
+fn error(e: m::Error) -> t::Error {
+    match e {
+        m::Error::NotFound(m) => t::Error::NotFound(m),
+        m::Error::InvalidPath(m) => t::Error::InvalidPath(m),
+        m::Error::InvalidArgument(m) => t::Error::InvalidArgument(m),
+        m::Error::TooLarge(s) => t::Error::TooLarge(t::SizeError {
+            path: s.path,
+            size: s.size,
+            limit: s.limit,
+        }),
+        m::Error::ReadFailed(m) => t::Error::ReadFailed(m),
+        m::Error::NotReady => t::Error::NotReady,
+        m::Error::Other(m) => t::Error::Other(m),
+    }
+}
