@@ -1,1 +1,812 @@
-//! Configuration: defaults, config.yaml, environment variables and flags, with a documented precedence.
+//! Configuration: defaults, `config.yaml`, environment variables and flags, with a documented
+//! precedence; and the list of skill roots.
+//!
+//! # Precedence (lowest first; a later layer overrides an earlier one key by key)
+//!
+//! 1. the built-in defaults ([`Config::default`], printed by `skills-mcp example-config`);
+//! 2. `config.yaml` at each content root, in root order (a later root overrides an earlier one);
+//!    the `sources` section is ignored there (a root cannot add roots), with a warning;
+//! 3. the file given with `--config FILE`;
+//! 4. environment variables: `ANALYTICS_ENDPOINT` (sets `analytics.endpoint` and
+//!    `analytics.enabled: true`), `REFRESH_INTERVAL_MINUTES` (sets `refresh.interval_minutes` and
+//!    `refresh.enabled: true`), `SKILLS_REPO` (`sources.repo`), `SKILLS_BRANCH` (`sources.branch`),
+//!    `GITHUB_TOKEN` (kept in memory only, never in a file);
+//! 5. command-line flags (`--root DIR`).
+//!
+//! Mappings merge key by key (so `scripts.runners` in a file adds to the default runners);
+//! any other value (a list, a number) replaces the lower layer's value whole.
+//!
+//! Unknown keys are warned about (stderr) and ignored. A value of the wrong type or out of range
+//! stops start-up with a message naming the layer, the key, the value and what is allowed.
+//!
+//! # Roots (lowest precedence first)
+//!
+//! `~/.claude/skills`, `~/.agents/skills`, `./.claude/skills`, `./.agents/skills`, `./skills`
+//! (each only when it is a directory, and only while `sources.default_roots` is true), then each
+//! entry of `sources.roots`, then each entry of `SKILLS_DIR` (a path list: `:`-separated on Unix),
+//! then each `--root DIR`, in order. The bundled `skills/` folder is used only when none of those
+//! gives a root. The same directory listed twice keeps its last (highest) place. The engine gives
+//! a skill path found in a later root precedence over the same path in an earlier one.
+//!
+//! # Composition
+//!
+//! [`Config`] is a composition of section structs, each with serde defaults, so a module can own
+//! its section (define the struct next to its code and put a field here).
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    path::{Path, PathBuf},
+};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use serde_yaml::{Mapping, Value};
+
+/// The name of the configuration file looked up at each content root.
+pub const ROOT_CONFIG_FILE: &str = "config.yaml";
+
+/// The whole configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct Config {
+    pub matching: MatchingConfig,
+    pub refresh: RefreshConfig,
+    pub scripts: ScriptsConfig,
+    pub assets: AssetsConfig,
+    pub analytics: AnalyticsConfig,
+    pub sources: SourcesConfig,
+    /// `GITHUB_TOKEN`, from the environment only (never read from or written to a file).
+    #[serde(skip)]
+    pub github_token: Option<String>,
+}
+
+/// How requests are matched to skills (the engine's settings).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MatchingConfig {
+    /// `ranked` (fielded BM25, the default) or `keywords` (the spec's keyword scoring).
+    pub algorithm: Algorithm,
+    /// Results scoring below this are dropped (0.0-1.0).
+    pub min_score: f64,
+    /// A gap between the two best scores below this makes a request ambiguous (0.0-1.0).
+    pub ambiguity_threshold: f64,
+    /// Most candidates returned for an ambiguous request (at least 1).
+    pub max_results: u32,
+}
+
+impl Default for MatchingConfig {
+    fn default() -> Self {
+        Self {
+            algorithm: Algorithm::Ranked,
+            min_score: 0.2,
+            ambiguity_threshold: 0.1,
+            max_results: 3,
+        }
+    }
+}
+
+/// The ranking algorithm (mirrors the engine's `algorithm` enum).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Algorithm {
+    #[default]
+    Ranked,
+    Keywords,
+}
+
+/// Keeping the index fresh: periodic git refresh and the live reload of local roots.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RefreshConfig {
+    /// Periodic refresh of a git source.
+    pub enabled: bool,
+    /// Minutes between two periodic refreshes (at least 1).
+    pub interval_minutes: u32,
+    /// Watch local roots and rebuild the index when a file changes.
+    pub watch: bool,
+    /// Quiet time after the last change before a rebuild, in milliseconds (10-60000).
+    pub debounce_ms: u64,
+}
+
+impl Default for RefreshConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            interval_minutes: 15,
+            watch: true,
+            debounce_ms: 300,
+        }
+    }
+}
+
+/// Server-side script execution (`run_script`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ScriptsConfig {
+    pub enabled: bool,
+    /// Seconds before a script is killed (at least 1).
+    pub timeout_seconds: u64,
+    /// Cap on each of stdout and stderr, in bytes (at least 1).
+    pub max_output_bytes: u64,
+    /// Extensions a script may have, each starting with `.`.
+    pub allowed_extensions: Vec<String>,
+    /// Extension -> command line of the program that runs it (split on whitespace, no shell).
+    pub runners: BTreeMap<String, String>,
+}
+
+impl Default for ScriptsConfig {
+    fn default() -> Self {
+        let ext = [".sh", ".ts", ".js", ".py"];
+        let runners = [
+            (".sh", "bash"),
+            (".ts", "npx tsx"),
+            (".js", "node"),
+            (".py", "python3"),
+        ];
+        Self {
+            enabled: true,
+            timeout_seconds: 60,
+            max_output_bytes: 1_048_576,
+            allowed_extensions: ext.iter().map(|e| e.to_string()).collect(),
+            runners: runners
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+}
+
+/// Asset reading limits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AssetsConfig {
+    /// Largest asset `get_asset` returns, in bytes (at least 1).
+    pub max_size_bytes: u64,
+    /// Largest text asset returned inline, in bytes (at least 1).
+    pub inline_text_max_bytes: u64,
+}
+
+impl Default for AssetsConfig {
+    fn default() -> Self {
+        Self {
+            max_size_bytes: 1_048_576,
+            inline_text_max_bytes: 10_240,
+        }
+    }
+}
+
+/// Usage analytics.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct AnalyticsConfig {
+    pub enabled: bool,
+    /// Where events are POSTed (an `http://` or `https://` URL), empty for none.
+    pub endpoint: String,
+}
+
+/// Where skills come from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SourcesConfig {
+    /// Use the standard roots (`~/.claude/skills`, `~/.agents/skills`, `./.claude/skills`,
+    /// `./.agents/skills`, `./skills`) when they exist.
+    pub default_roots: bool,
+    /// More roots, after the standard ones (relative paths are relative to the working directory).
+    pub roots: Vec<PathBuf>,
+    /// Git URL of a skills repository (empty: no git source).
+    pub repo: String,
+    /// Branch of `repo` to track.
+    pub branch: String,
+}
+
+impl Default for SourcesConfig {
+    fn default() -> Self {
+        Self {
+            default_roots: true,
+            roots: Vec::new(),
+            repo: String::new(),
+            branch: "main".into(),
+        }
+    }
+}
+
+/// One value that is not allowed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invalid {
+    /// Dotted key, e.g. `matching.min_score`.
+    pub key: String,
+    /// The value as written.
+    pub value: String,
+    /// What is allowed.
+    pub allowed: String,
+}
+
+impl Config {
+    /// Every value that is out of range, by key.
+    pub fn check(&self) -> Vec<Invalid> {
+        let mut bad = Vec::new();
+        let mut need = |ok: bool, key: &str, value: String, allowed: &str| {
+            if !ok {
+                bad.push(Invalid {
+                    key: key.into(),
+                    value,
+                    allowed: allowed.into(),
+                });
+            }
+        };
+        let m = &self.matching;
+        let unit = "a number from 0.0 to 1.0";
+        need(
+            (0.0..=1.0).contains(&m.min_score),
+            "matching.min_score",
+            m.min_score.to_string(),
+            unit,
+        );
+        need(
+            (0.0..=1.0).contains(&m.ambiguity_threshold),
+            "matching.ambiguity_threshold",
+            m.ambiguity_threshold.to_string(),
+            unit,
+        );
+        need(
+            (1..=1000).contains(&m.max_results),
+            "matching.max_results",
+            m.max_results.to_string(),
+            "a whole number from 1 to 1000",
+        );
+        let r = &self.refresh;
+        need(
+            r.interval_minutes >= 1,
+            "refresh.interval_minutes",
+            r.interval_minutes.to_string(),
+            "a whole number of minutes, at least 1",
+        );
+        need(
+            (10..=60_000).contains(&r.debounce_ms),
+            "refresh.debounce_ms",
+            r.debounce_ms.to_string(),
+            "a whole number of milliseconds from 10 to 60000",
+        );
+        let s = &self.scripts;
+        need(
+            s.timeout_seconds >= 1,
+            "scripts.timeout_seconds",
+            s.timeout_seconds.to_string(),
+            "a whole number of seconds, at least 1",
+        );
+        need(
+            s.max_output_bytes >= 1,
+            "scripts.max_output_bytes",
+            s.max_output_bytes.to_string(),
+            "a whole number of bytes, at least 1",
+        );
+        for e in &s.allowed_extensions {
+            need(
+                valid_extension(e),
+                "scripts.allowed_extensions",
+                format!("{e:?}"),
+                "extensions such as \".sh\": a dot followed by letters, digits, '_' or '-'",
+            );
+        }
+        for (e, runner) in &s.runners {
+            need(
+                valid_extension(e),
+                &format!("scripts.runners.{e}"),
+                format!("{e:?}"),
+                "keys that are extensions such as \".sh\"",
+            );
+            need(
+                !runner.trim().is_empty(),
+                &format!("scripts.runners.{e}"),
+                format!("{runner:?}"),
+                "a non-empty command, e.g. \"python3\"",
+            );
+        }
+        let a = &self.assets;
+        need(
+            a.max_size_bytes >= 1,
+            "assets.max_size_bytes",
+            a.max_size_bytes.to_string(),
+            "a whole number of bytes, at least 1",
+        );
+        need(
+            a.inline_text_max_bytes >= 1,
+            "assets.inline_text_max_bytes",
+            a.inline_text_max_bytes.to_string(),
+            "a whole number of bytes, at least 1",
+        );
+        let an = &self.analytics;
+        need(
+            an.endpoint.is_empty()
+                || an.endpoint.starts_with("http://")
+                || an.endpoint.starts_with("https://"),
+            "analytics.endpoint",
+            format!("{:?}", an.endpoint),
+            "an http:// or https:// URL, or \"\"",
+        );
+        need(
+            !(an.enabled && an.endpoint.is_empty()),
+            "analytics.enabled",
+            "true".into(),
+            "true only with a non-empty analytics.endpoint",
+        );
+        need(
+            !self.sources.branch.trim().is_empty(),
+            "sources.branch",
+            format!("{:?}", self.sources.branch),
+            "a non-empty branch name",
+        );
+        bad
+    }
+}
+
+fn valid_extension(e: &str) -> bool {
+    e.len() >= 2
+        && e.starts_with('.')
+        && e[1..]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Where a root came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RootSource {
+    /// The `skills/` folder shipped with skills-mcp (used only when nothing else is configured).
+    Bundled,
+    /// `~/.claude/skills`, `~/.agents/skills`, `./.claude/skills`, `./.agents/skills` or `./skills`.
+    Standard,
+    /// `sources.roots` of the configuration.
+    Config,
+    /// The `SKILLS_DIR` environment variable.
+    Env,
+    /// A `--root DIR` flag.
+    Flag,
+}
+
+/// One skill root, in precedence order (the first has the lowest precedence).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootSpec {
+    /// The directory as given (made absolute).
+    pub path: PathBuf,
+    pub source: RootSource,
+}
+
+impl RootSpec {
+    /// A short, stable display name (the path).
+    pub fn name(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+/// What [`load`] needs from the world; [`LoadOptions::from_process`] fills it from the process.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// `--config FILE`.
+    pub config_file: Option<PathBuf>,
+    /// `--root DIR` flags, in order.
+    pub roots: Vec<PathBuf>,
+    /// The environment variables (only the ones listed in the module docs are read).
+    pub env: HashMap<String, String>,
+    /// Working directory (for `./skills` and relative paths).
+    pub cwd: PathBuf,
+    /// Home directory (for `~/.claude/skills`), if any.
+    pub home: Option<PathBuf>,
+    /// The bundled skills folder, if any.
+    pub bundled: Option<PathBuf>,
+}
+
+/// The environment variables the configuration reads.
+pub const ENV_VARS: [&str; 6] = [
+    "ANALYTICS_ENDPOINT",
+    "REFRESH_INTERVAL_MINUTES",
+    "SKILLS_DIR",
+    "SKILLS_REPO",
+    "SKILLS_BRANCH",
+    "GITHUB_TOKEN",
+];
+
+impl LoadOptions {
+    /// Options from this process: its environment, working and home directories, and the
+    /// bundled `skills/` folder of the source tree when it exists.
+    pub fn from_process(config_file: Option<PathBuf>, roots: Vec<PathBuf>) -> Self {
+        let env = ENV_VARS
+            .iter()
+            .filter_map(|k| std::env::var(k).ok().map(|v| (k.to_string(), v)))
+            .collect();
+        Self {
+            config_file,
+            roots,
+            env,
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+            home: std::env::home_dir(),
+            bundled: bundled_skills_dir(),
+        }
+    }
+}
+
+/// The `skills/` folder next to the workspace, when this binary runs where it was built.
+pub fn bundled_skills_dir() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("skills");
+    dir.is_dir().then(|| dir.canonicalize().unwrap_or(dir))
+}
+
+/// The outcome of [`load`].
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub config: Config,
+    /// Skill roots, lowest precedence first.
+    pub roots: Vec<RootSpec>,
+    /// Things worth telling the user (unknown keys, ignored sections); print them to stderr.
+    pub warnings: Vec<String>,
+    /// The layers applied, lowest first (e.g. `defaults`, `/skills/config.yaml`, `environment`).
+    pub layers: Vec<String>,
+}
+
+/// One layer of configuration: where it came from and its YAML.
+struct Layer {
+    source: String,
+    value: Value,
+}
+
+/// Load the configuration and resolve the roots (see the module docs for the precedence).
+pub fn load(opts: &LoadOptions) -> Result<Loaded> {
+    let mut warnings = Vec::new();
+    let defaults = serde_yaml::to_value(Config::default()).expect("defaults serialize");
+
+    // The --config file and the environment are read first: they say which roots exist.
+    let file_layer = match &opts.config_file {
+        Some(path) => {
+            let path = absolute(&opts.cwd, path);
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading the configuration file {}", path.display()))?;
+            Some(parse_layer(path.display().to_string(), &text)?)
+        }
+        None => None,
+    };
+    let env_layer = env_layer(&opts.env)?;
+
+    // Sources as known without the roots' own files.
+    let mut acc = defaults.clone();
+    for layer in file_layer.iter().chain(env_layer.iter()) {
+        acc = merge(acc, layer.value.clone());
+    }
+    let early: Config = from_value(&acc, "the configuration")?;
+    let roots = resolve_roots(opts, &early.sources)?;
+
+    // Now every layer, in order.
+    let mut layers = vec![Layer {
+        source: "defaults".into(),
+        value: defaults,
+    }];
+    for root in &roots {
+        let file = root.path.join(ROOT_CONFIG_FILE);
+        if !file.is_file() {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file)
+            .with_context(|| format!("reading {}", file.display()))?;
+        let mut layer = parse_layer(file.display().to_string(), &text)?;
+        if let Value::Mapping(m) = &mut layer.value
+            && m.remove("sources").is_some()
+        {
+            warnings.push(format!(
+                "{}: the `sources` section is ignored in a root's {ROOT_CONFIG_FILE} (use --config FILE)",
+                layer.source
+            ));
+        }
+        layers.push(layer);
+    }
+    layers.extend(file_layer);
+    layers.extend(env_layer);
+
+    let mut acc = Value::Null;
+    let mut names = Vec::new();
+    for layer in layers {
+        acc = merge(acc, layer.value.clone());
+        let config: Config = from_value(&acc, &layer.source)?;
+        if layer.source != "defaults" {
+            let known = serde_yaml::to_value(&config).expect("config serializes");
+            unknown_keys(&layer.value, &known, "", &mut |key| {
+                warnings.push(format!("{}: unknown key `{key}` ignored", layer.source))
+            });
+        }
+        if let Some(bad) = config.check().into_iter().next() {
+            bail!(
+                "invalid configuration in {}: {} = {}; allowed: {}",
+                layer.source,
+                bad.key,
+                bad.value,
+                bad.allowed
+            );
+        }
+        names.push(layer.source);
+    }
+    let mut config: Config = from_value(&acc, "the configuration")?;
+    config.github_token = opts.env.get("GITHUB_TOKEN").filter(|t| !t.is_empty()).cloned();
+    Ok(Loaded {
+        config,
+        roots,
+        warnings,
+        layers: names,
+    })
+}
+
+fn absolute(cwd: &Path, path: &Path) -> PathBuf {
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    }
+}
+
+fn parse_layer(source: String, text: &str) -> Result<Layer> {
+    let value: Value = serde_yaml::from_str(text)
+        .map_err(|e| anyhow::anyhow!("invalid configuration in {source}: {e}"))?;
+    let value = match value {
+        Value::Null => Value::Mapping(Mapping::new()),
+        Value::Mapping(m) => Value::Mapping(m),
+        other => bail!(
+            "invalid configuration in {source}: the top level is {}; allowed: a mapping of sections (matching, refresh, scripts, assets, analytics, sources)",
+            kind(&other)
+        ),
+    };
+    Ok(Layer { source, value })
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Sequence(_) => "a list",
+        Value::Mapping(_) => "a mapping",
+        Value::Tagged(_) => "a tagged value",
+    }
+}
+
+fn from_value(v: &Value, source: &str) -> Result<Config> {
+    serde_yaml::from_value(v.clone()).map_err(|e| {
+        // serde_yaml names the key path (`matching.min_score: invalid type: ...`).
+        anyhow::anyhow!("invalid configuration in {source}: {e}")
+    })
+}
+
+/// The environment as a layer.
+fn env_layer(env: &HashMap<String, String>) -> Result<Option<Layer>> {
+    let mut root = Mapping::new();
+    let mut set = |section: &str, key: &str, value: Value| {
+        let entry = root
+            .entry(Value::String(section.into()))
+            .or_insert_with(|| Value::Mapping(Mapping::new()));
+        if let Value::Mapping(m) = entry {
+            m.insert(Value::String(key.into()), value);
+        }
+    };
+    if let Some(endpoint) = env.get("ANALYTICS_ENDPOINT").filter(|v| !v.is_empty()) {
+        set("analytics", "enabled", Value::Bool(true));
+        set("analytics", "endpoint", Value::String(endpoint.clone()));
+    }
+    if let Some(minutes) = env.get("REFRESH_INTERVAL_MINUTES").filter(|v| !v.is_empty()) {
+        let n: u32 = minutes.trim().parse().ok().filter(|n| *n >= 1).ok_or_else(|| {
+            anyhow::anyhow!(
+                "invalid configuration in the environment: REFRESH_INTERVAL_MINUTES = {minutes:?}; allowed: a whole number of minutes, at least 1"
+            )
+        })?;
+        set("refresh", "enabled", Value::Bool(true));
+        set("refresh", "interval_minutes", Value::Number(n.into()));
+    }
+    if let Some(repo) = env.get("SKILLS_REPO").filter(|v| !v.is_empty()) {
+        set("sources", "repo", Value::String(repo.clone()));
+    }
+    if let Some(branch) = env.get("SKILLS_BRANCH").filter(|v| !v.is_empty()) {
+        set("sources", "branch", Value::String(branch.clone()));
+    }
+    Ok((!root.is_empty()).then(|| Layer {
+        source: "the environment".into(),
+        value: Value::Mapping(root),
+    }))
+}
+
+/// `over` merged onto `base`: mappings key by key, anything else replaced.
+fn merge(base: Value, over: Value) -> Value {
+    match (base, over) {
+        (Value::Mapping(mut b), Value::Mapping(o)) => {
+            for (k, v) in o {
+                let merged = match b.remove(&k) {
+                    Some(old) => merge(old, v),
+                    None => v,
+                };
+                b.insert(k, merged);
+            }
+            Value::Mapping(b)
+        }
+        (_, over) => over,
+    }
+}
+
+/// Report every key of `input` that `known` (the parsed configuration, serialized) lacks.
+fn unknown_keys(input: &Value, known: &Value, prefix: &str, report: &mut dyn FnMut(String)) {
+    let (Value::Mapping(input), Value::Mapping(known)) = (input, known) else {
+        return;
+    };
+    for (k, v) in input {
+        let name = match k {
+            Value::String(s) => s.clone(),
+            other => serde_yaml::to_string(other)
+                .unwrap_or_default()
+                .trim()
+                .to_string(),
+        };
+        let key = if prefix.is_empty() {
+            name
+        } else {
+            format!("{prefix}.{name}")
+        };
+        match known.get(k) {
+            None => report(key),
+            Some(kv) => unknown_keys(v, kv, &key, report),
+        }
+    }
+}
+
+/// The skill roots, lowest precedence first (see the module docs).
+///
+/// Standard roots are used when they exist; `sources.roots`, `SKILLS_DIR` entries and `--root`
+/// flags must be directories (an error otherwise). The bundled folder is used only when nothing
+/// else gives a root.
+pub fn resolve_roots(opts: &LoadOptions, sources: &SourcesConfig) -> Result<Vec<RootSpec>> {
+    let mut roots = Vec::new();
+    if sources.default_roots {
+        let mut standard = Vec::new();
+        if let Some(home) = &opts.home {
+            standard.push(home.join(".claude").join("skills"));
+            standard.push(home.join(".agents").join("skills"));
+        }
+        standard.push(opts.cwd.join(".claude").join("skills"));
+        standard.push(opts.cwd.join(".agents").join("skills"));
+        standard.push(opts.cwd.join("skills"));
+        for path in standard {
+            if path.is_dir() {
+                roots.push(RootSpec {
+                    path,
+                    source: RootSource::Standard,
+                });
+            }
+        }
+    }
+    let explicit = sources
+        .roots
+        .iter()
+        .map(|p| (p.clone(), RootSource::Config, "sources.roots"))
+        .chain(
+            opts.env
+                .get("SKILLS_DIR")
+                .filter(|v| !v.is_empty())
+                .map(|v| std::env::split_paths(v).collect::<Vec<_>>())
+                .unwrap_or_default()
+                .into_iter()
+                .filter(|p| !p.as_os_str().is_empty())
+                .map(|p| (p, RootSource::Env, "SKILLS_DIR")),
+        )
+        .chain(
+            opts.roots
+                .iter()
+                .map(|p| (p.clone(), RootSource::Flag, "--root")),
+        );
+    for (path, source, from) in explicit {
+        let path = absolute(&opts.cwd, &path);
+        if !path.is_dir() {
+            bail!(
+                "{from}: {} is not a directory; allowed: an existing directory of skills",
+                path.display()
+            );
+        }
+        roots.push(RootSpec { path, source });
+    }
+    if roots.is_empty()
+        && let Some(bundled) = &opts.bundled
+        && bundled.is_dir()
+    {
+        roots.push(RootSpec {
+            path: bundled.clone(),
+            source: RootSource::Bundled,
+        });
+    }
+    // The same directory twice keeps its last place.
+    let keys: Vec<PathBuf> = roots
+        .iter()
+        .map(|r| r.path.canonicalize().unwrap_or_else(|_| r.path.clone()))
+        .collect();
+    let mut out = Vec::new();
+    for (i, root) in roots.into_iter().enumerate() {
+        if !keys[i + 1..].contains(&keys[i]) {
+            out.push(root);
+        }
+    }
+    Ok(out)
+}
+
+/// The full default configuration, a comment on every key (`skills-mcp example-config`).
+pub const EXAMPLE_CONFIG: &str = r#"# skills-mcp configuration (every value below is the default).
+#
+# Put it in `config.yaml` at a skills root, or pass it with `--config FILE`.
+# Precedence, lowest first: defaults < config.yaml of each root (in root order)
+#   < --config FILE < environment variables < command-line flags.
+# Environment: ANALYTICS_ENDPOINT, REFRESH_INTERVAL_MINUTES, SKILLS_DIR, SKILLS_REPO,
+#   SKILLS_BRANCH, GITHUB_TOKEN. Unknown keys are warned about and ignored.
+
+# How a request is matched to skills.
+matching:
+  # Ranking: `ranked` (fielded BM25 with stemming, scores 0..1) or `keywords` (the
+  # keyword-overlap scoring of the original spec).
+  algorithm: ranked
+  # Results scoring below this are dropped (0.0-1.0).
+  min_score: 0.2
+  # When the two best scores are closer than this, the request is ambiguous (0.0-1.0).
+  ambiguity_threshold: 0.1
+  # Most candidates returned for an ambiguous request (1-1000).
+  max_results: 3
+
+# Keeping the index fresh.
+refresh:
+  # Periodically pull the git source (when `sources.repo` is set) and reindex.
+  enabled: true
+  # Minutes between two periodic refreshes (at least 1).
+  interval_minutes: 15
+  # Watch local roots and reindex when a file changes (live reload).
+  watch: true
+  # Quiet time after the last change before reindexing, in milliseconds (10-60000).
+  debounce_ms: 300
+
+# Server-side scripts (`run_script`; only scripts declared `execution: server`).
+scripts:
+  # Global switch for running scripts on the server.
+  enabled: true
+  # Seconds before a script's process group is killed (at least 1).
+  timeout_seconds: 60
+  # Cap on each of stdout and stderr, in bytes.
+  max_output_bytes: 1048576
+  # Extensions a script may have.
+  allowed_extensions:
+    - .sh
+    - .ts
+    - .js
+    - .py
+  # Program (and arguments) that runs a script, by extension; no shell is involved.
+  runners:
+    # JavaScript.
+    .js: node
+    # Python.
+    .py: python3
+    # Shell scripts.
+    .sh: bash
+    # TypeScript.
+    .ts: npx tsx
+
+# Assets served by `get_asset`.
+assets:
+  # Largest asset returned, in bytes.
+  max_size_bytes: 1048576
+  # Largest text asset returned inline, in bytes.
+  inline_text_max_bytes: 10240
+
+# Usage analytics (events are POSTed in batches; a local JSONL file buffers failures).
+analytics:
+  # Send events (needs an endpoint; ANALYTICS_ENDPOINT sets both).
+  enabled: false
+  # http:// or https:// URL of the endpoint.
+  endpoint: ""
+
+# Where skills come from (ignored in a root's config.yaml).
+sources:
+  # Use ~/.claude/skills, ~/.agents/skills, ./.claude/skills, ./.agents/skills and ./skills
+  # when they exist.
+  default_roots: true
+  # More skill roots, after the standard ones (SKILLS_DIR and --root come after these).
+  roots: []
+  # Git URL of a skills repository (SKILLS_REPO); empty for none.
+  repo: ""
+  # Branch of the repository to track (SKILLS_BRANCH).
+  branch: main
+"#;
