@@ -576,10 +576,16 @@ mod tests {
     #[test]
     fn mixed_line_endings() {
         let mut notes = Vec::new();
-        let text = decode(b"---\nname: x\r\ndescription: d\r---\r\nA\nB\r\n", &mut notes);
+        let text = decode(
+            b"---\nname: x\r\ndescription: d\r---\r\nA\nB\r\n",
+            &mut notes,
+        );
         assert_eq!(text, "---\nname: x\ndescription: d\n---\nA\nB\n");
         let m = parse_ok(&text);
-        assert_eq!(get(&m, "description").and_then(scalar_string).as_deref(), Some("d"));
+        assert_eq!(
+            get(&m, "description").and_then(scalar_string).as_deref(),
+            Some("d")
+        );
     }
 
     #[test]
@@ -647,8 +653,14 @@ mod tests {
             to_json(&m),
             r#"{"version":2.0,"count":3,"date":"2024-01-15","nothing":null,"tilde":null,"flag":"yes","1":"one","true":"t","list":["a",2,null],"meta":{"k":"v"}}"#
         );
-        assert_eq!(get(&m, "version").and_then(scalar_string).as_deref(), Some("2.0"));
-        assert_eq!(get(&m, "count").and_then(scalar_string).as_deref(), Some("3"));
+        assert_eq!(
+            get(&m, "version").and_then(scalar_string).as_deref(),
+            Some("2.0")
+        );
+        assert_eq!(
+            get(&m, "count").and_then(scalar_string).as_deref(),
+            Some("3")
+        );
         assert!(get(&m, "nothing").is_none());
         assert!(get(&m, "absent").is_none());
         assert_eq!(string_list(get(&m, "list").unwrap()), vec!["a", "2"]);
@@ -681,7 +693,11 @@ mod tests {
         let err = parse(&found(text), &mut notes).unwrap_err();
         assert_eq!(err.line, Some(4));
         assert_eq!(err.severity, Severity::Error);
-        assert!(err.message.starts_with("invalid YAML in the frontmatter: "), "{}", err.message);
+        assert!(
+            err.message.starts_with("invalid YAML in the frontmatter: "),
+            "{}",
+            err.message
+        );
         assert!(err.message.contains("line 4"), "{}", err.message);
     }
 
@@ -689,15 +705,33 @@ mod tests {
     fn non_mapping_frontmatter_is_an_error() {
         let mut notes = Vec::new();
         let err = parse(&found("---\n- a\n- b\n---\n"), &mut notes).unwrap_err();
-        assert!(err.message.contains("list, not a mapping"), "{}", err.message);
-        assert!(parse(&found("---\n---\nbody"), &mut notes).unwrap().is_empty());
+        assert!(
+            err.message.contains("list, not a mapping"),
+            "{}",
+            err.message
+        );
+        assert!(
+            parse(&found("---\n---\nbody"), &mut notes)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
     fn no_frontmatter_and_unclosed() {
-        assert_eq!(split("# Title\n---\n"), Split::None { body: "# Title\n---\n" });
+        assert_eq!(
+            split("# Title\n---\n"),
+            Split::None {
+                body: "# Title\n---\n"
+            }
+        );
         assert_eq!(split(""), Split::None { body: "" });
-        assert_eq!(split("----\nx\n----\n"), Split::None { body: "----\nx\n----\n" });
+        assert_eq!(
+            split("----\nx\n----\n"),
+            Split::None {
+                body: "----\nx\n----\n"
+            }
+        );
         assert_eq!(split("---\nname: x\n"), Split::Unclosed { open_line: 1 });
         assert_eq!(body_of("---\na: 1\n---\nB"), "B");
         assert_eq!(body_of("plain"), "plain");
@@ -716,7 +750,11 @@ mod tests {
         assert_eq!(notes[0].line, Some(3));
         // Emoji, CJK and zero-width joiners are fine.
         let mut notes = Vec::new();
-        let m = parse(&found("---\ndescription: 👩\u{200D}💻 日本語\n---\n"), &mut notes).unwrap();
+        let m = parse(
+            &found("---\ndescription: 👩\u{200D}💻 日本語\n---\n"),
+            &mut notes,
+        )
+        .unwrap();
         assert!(notes.is_empty());
         assert_eq!(
             get(&m, "description").and_then(scalar_string).as_deref(),

@@ -20,5 +20,8 @@ pub mod text;
 pub use index::{Index, walk_policy};
 pub mod frontmatter;
 pub mod paths;
+pub mod assets;
+pub mod resolve;
+pub mod discover;
 
 pub use paths::validate_relative_path;

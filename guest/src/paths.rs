@@ -17,7 +17,10 @@ pub fn validate_relative(path: &str) -> Result<&str, String> {
         return Err("the path is empty".into());
     }
     if path.contains('\0') {
-        return Err(format!("`{}` contains a NUL character", path.escape_debug()));
+        return Err(format!(
+            "`{}` contains a NUL character",
+            path.escape_debug()
+        ));
     }
     if path.contains('\\') {
         return Err(format!(
@@ -46,9 +49,7 @@ pub fn validate_relative(path: &str) -> Result<&str, String> {
                 ));
             }
             "." => {
-                return Err(format!(
-                    "`{path}` contains a `.` segment; remove the `./`"
-                ));
+                return Err(format!("`{path}` contains a `.` segment; remove the `./`"));
             }
             ".." => {
                 return Err(format!(
@@ -154,7 +155,11 @@ pub fn derive_parent(skill_path: &str) -> Option<String> {
         Some(i) => (&skill_path[..i], &skill_path[i + 1..]),
         None => ("", skill_path),
     };
-    let base = if last == "_index" { parent_dir(dir) } else { dir };
+    let base = if last == "_index" {
+        parent_dir(dir)
+    } else {
+        dir
+    };
     if last == "_index" && dir.is_empty() {
         // A top-level `_index` (no parent directory): `_root`.
         return Some("_root".into());
@@ -277,10 +282,7 @@ mod tests {
             resolve_parent("ui/react/_index", exists).as_deref(),
             Some("ui/_index")
         );
-        assert_eq!(
-            resolve_parent("a/b/c/d", exists).as_deref(),
-            Some("_root")
-        );
+        assert_eq!(resolve_parent("a/b/c/d", exists).as_deref(), Some("_root"));
         assert_eq!(resolve_parent("_root", exists), None);
         // No _root at all: the chain ends with no parent.
         assert_eq!(resolve_parent("x/y", |_| false), None);

@@ -1,0 +1,467 @@
+//! Discovery: from a root's listing, which files are skill files, which skill owns which
+//! file, and the compact listing kept for sizes, folder existence and manifests.
+//!
+//! Rules (both skill shapes share one tree):
+//! - A folder holding `SKILL.md` is an Agent Skills folder. Case variants (`skill.md`,
+//!   `Skill.md`) are accepted with a warning; when a folder has several, `SKILL.md` (else the
+//!   first in byte order) is the skill file and the others are plain resources, with a
+//!   warning. Every other file below the folder belongs to that skill, except the files of a
+//!   nested folder holding its own `SKILL.md`, which is a skill of its own. A root-level
+//!   `SKILL.md` makes the whole root one skill.
+//! - Any other `*.md` file outside every skill folder is a hierarchical candidate (spec 4.1),
+//!   except inside the resource folder of another hierarchical candidate (`a/b.md` owns
+//!   `a/b/`: spec 4.1 ignores resource directories during discovery). A candidate `x.md` next
+//!   to an Agent Skills folder `x/` would define the same skill path: it is not read, with a
+//!   warning.
+//! - Files larger than the walk policy's `max_skill_file_bytes` are not read (warning with
+//!   the size); symbolic links are never followed (info); entries below a skipped folder
+//!   name (`.git`, `node_modules`) are dropped; entries whose path is not a clean relative
+//!   path are dropped with a warning. Hidden folders are NOT skipped (`.curated`, `.system`
+//!   hold real skills).
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::frontmatter::Note;
+use crate::model::{Entry, EntryKind, Severity, WalkPolicy};
+use crate::paths;
+
+/// A root's listing, kept compactly: sorted files with sizes, sorted folders, and the Agent
+/// Skills folders.
+#[derive(Debug, Default)]
+pub struct Listing {
+    files: Vec<(Box<str>, u64)>,
+    dirs: Vec<Box<str>>,
+    skill_folders: HashSet<Box<str>>,
+}
+
+impl Listing {
+    /// Size of a file, `None` when it is not a listed file.
+    pub fn size(&self, path: &str) -> Option<u64> {
+        self.files
+            .binary_search_by(|(p, _)| (**p).cmp(path))
+            .ok()
+            .map(|i| self.files[i].1)
+    }
+
+    /// Whether `path` is a folder (the root `""` always is).
+    pub fn is_dir(&self, path: &str) -> bool {
+        path.is_empty() || self.dirs.binary_search_by(|d| (**d).cmp(path)).is_ok()
+    }
+
+    /// Files strictly inside `dir`, sorted, with sizes.
+    pub fn files_under<'a>(&'a self, dir: &str) -> impl Iterator<Item = (&'a str, u64)> + 'a {
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        let start = self.files.partition_point(|(p, _)| **p < *prefix);
+        self.files[start..]
+            .iter()
+            .take_while(move |(p, _)| p.starts_with(prefix.as_str()))
+            .map(|(p, s)| (&**p, *s))
+    }
+
+    /// Whether `folder` holds a skill file (`SKILL.md` or a case variant).
+    pub fn is_skill_folder(&self, folder: &str) -> bool {
+        self.skill_folders.contains(folder)
+    }
+
+    /// The innermost Agent Skills folder containing `path`, if any.
+    pub fn owner<'a>(&self, path: &'a str) -> Option<&'a str> {
+        paths::ancestors(path).find(|a| self.skill_folders.contains(*a))
+    }
+
+    /// The files of the Agent Skills folder `folder` that belong to it (nested skills' files
+    /// excluded), except `skill_file`: relative to the folder, sorted, with sizes.
+    pub fn folder_files(&self, folder: &str, skill_file: &str) -> Vec<(String, u64)> {
+        self.files_under(folder)
+            .filter(|(p, _)| *p != skill_file && self.owner(p) == Some(folder))
+            .map(|(p, s)| (paths::strip_dir(p, folder).to_owned(), s))
+            .collect()
+    }
+
+    /// Files inside `dir` that no Agent Skills folder owns, sorted, with sizes (the resource
+    /// files of a hierarchical skill).
+    pub fn unowned_files_under<'a>(
+        &'a self,
+        dir: &'a str,
+    ) -> impl Iterator<Item = (&'a str, u64)> + 'a {
+        self.files_under(dir)
+            .filter(|(p, _)| self.owner(p).is_none())
+    }
+
+    pub fn file_count(&self) -> usize {
+        self.files.len()
+    }
+}
+
+/// How a file to read will be interpreted.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    /// The `SKILL.md` of the Agent Skills folder `folder` (`""`: the root itself).
+    Agent { folder: String },
+    /// A hierarchical candidate.
+    Hierarchical,
+}
+
+/// The outcome of [`discover`].
+#[derive(Debug, Default)]
+pub struct Discovery {
+    pub listing: Listing,
+    /// Files the host must read, sorted by path.
+    pub to_read: Vec<(String, Role)>,
+    /// Findings about examined files (including files not read), by path.
+    pub notes: BTreeMap<String, Vec<Note>>,
+}
+
+fn is_skill_file_name(name: &str) -> bool {
+    name.eq_ignore_ascii_case("skill.md")
+}
+
+/// Apply the discovery rules (module docs) to a root's listing.
+pub fn discover(entries: Vec<Entry>, policy: &WalkPolicy) -> Discovery {
+    let mut out = Discovery::default();
+    let note = |out: &mut Discovery, path: &str, severity: Severity, message: String| {
+        out.notes
+            .entry(path.to_owned())
+            .or_default()
+            .push(Note::new(None, severity, message));
+    };
+    let skipped = |segment: &str| policy.skip_dir_names.iter().any(|s| s == segment);
+    let mut files: Vec<(Box<str>, u64)> = Vec::new();
+    let mut dirs: HashSet<Box<str>> = HashSet::new();
+    for e in entries {
+        if let Err(why) = paths::validate_relative(&e.path) {
+            let shown = if e.path.is_empty() {
+                "(empty)"
+            } else {
+                e.path.as_str()
+            };
+            note(
+                &mut out,
+                shown,
+                Severity::Warning,
+                format!("listing entry ignored: {why}"),
+            );
+            continue;
+        }
+        let folders = match e.kind {
+            EntryKind::Directory => e.path.as_str(),
+            _ => paths::parent_dir(&e.path),
+        };
+        if !folders.is_empty() && folders.split('/').any(skipped) {
+            continue;
+        }
+        match e.kind {
+            EntryKind::Symlink => note(
+                &mut out,
+                &e.path,
+                Severity::Info,
+                "symbolic link ignored: links are never followed".into(),
+            ),
+            EntryKind::Directory => {
+                dirs.insert(e.path.into_boxed_str());
+            }
+            EntryKind::File => files.push((e.path.into_boxed_str(), e.size)),
+        }
+    }
+    for (f, _) in &files {
+        for a in paths::ancestors(f) {
+            if a.is_empty() || dirs.contains(a) {
+                break;
+            }
+            dirs.insert(a.into());
+        }
+    }
+    files.sort_unstable();
+    files.dedup_by(|a, b| a.0 == b.0);
+    let mut dirs: Vec<Box<str>> = dirs.into_iter().collect();
+    dirs.sort_unstable();
+
+    // Agent Skills folders and their skill files.
+    let mut by_folder: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    for (f, _) in &files {
+        if is_skill_file_name(paths::file_name(f)) {
+            by_folder.entry(paths::parent_dir(f)).or_default().push(f);
+        }
+    }
+    let max = policy.max_skill_file_bytes;
+    let size_of = |p: &str| {
+        files
+            .binary_search_by(|(x, _)| (**x).cmp(p))
+            .map(|i| files[i].1)
+            .unwrap_or(0)
+    };
+    let mut skill_folders: HashSet<Box<str>> = HashSet::new();
+    for (folder, candidates) in &by_folder {
+        let chosen = candidates
+            .iter()
+            .find(|c| paths::file_name(c) == "SKILL.md")
+            .unwrap_or(&candidates[0]);
+        for other in candidates.iter().filter(|c| *c != chosen) {
+            note(
+                &mut out,
+                other,
+                Severity::Warning,
+                format!(
+                    "not used as a skill file: its folder already has `{}`; it is served as a plain resource",
+                    paths::file_name(chosen)
+                ),
+            );
+        }
+        if paths::file_name(chosen) != "SKILL.md" {
+            note(
+                &mut out,
+                chosen,
+                Severity::Warning,
+                format!(
+                    "the skill file is named `{}`; the Agent Skills format requires `SKILL.md` (accepted here, other clients may miss it)",
+                    paths::file_name(chosen)
+                ),
+            );
+        }
+        skill_folders.insert((*folder).into());
+        let size = size_of(chosen);
+        if size > max {
+            note(
+                &mut out,
+                chosen,
+                Severity::Warning,
+                format!(
+                    "the file is {size} bytes, over the limit of {max} bytes: not read, so its skill is skipped"
+                ),
+            );
+        } else {
+            out.to_read.push((
+                (*chosen).to_owned(),
+                Role::Agent {
+                    folder: (*folder).to_owned(),
+                },
+            ));
+        }
+    }
+
+    // Hierarchical candidates, shallowest first so that resource folders are known before
+    // the files inside them are considered.
+    let owner = |p: &str| paths::ancestors(p).any(|a| skill_folders.contains(a));
+    let mut md: Vec<(&str, u64)> = files
+        .iter()
+        .filter(|(f, _)| f.ends_with(".md") && !is_skill_file_name(paths::file_name(f)))
+        .map(|(f, s)| (&**f, *s))
+        .collect();
+    md.sort_by_key(|(f, _)| (paths::depth(f), *f));
+    let mut resource_dirs: HashSet<&str> = HashSet::new();
+    for (f, size) in md {
+        if owner(f) || paths::ancestors(f).any(|a| resource_dirs.contains(a)) {
+            continue;
+        }
+        let stem = paths::resource_dir_of_md(f);
+        if skill_folders.contains(stem) {
+            note(
+                &mut out,
+                f,
+                Severity::Warning,
+                format!(
+                    "not read: the skill path `{stem}` is already defined by the Agent Skills folder `{stem}/`"
+                ),
+            );
+            continue;
+        }
+        if dirs.binary_search_by(|d| (**d).cmp(stem)).is_ok() {
+            resource_dirs.insert(stem);
+        }
+        if size > max {
+            note(
+                &mut out,
+                f,
+                Severity::Warning,
+                format!("the file is {size} bytes, over the limit of {max} bytes: not read"),
+            );
+            continue;
+        }
+        out.to_read.push((f.to_owned(), Role::Hierarchical));
+    }
+    out.to_read.sort();
+    out.listing = Listing {
+        files,
+        dirs,
+        skill_folders,
+    };
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(path: &str, size: u64) -> Entry {
+        Entry {
+            path: path.into(),
+            kind: EntryKind::File,
+            size,
+        }
+    }
+
+    fn policy() -> WalkPolicy {
+        crate::index::walk_policy()
+    }
+
+    fn read_list(d: &Discovery) -> Vec<(&str, bool)> {
+        d.to_read
+            .iter()
+            .map(|(p, r)| (p.as_str(), matches!(r, Role::Agent { .. })))
+            .collect()
+    }
+
+    #[test]
+    fn both_shapes_nested_skills_and_hidden_folders() {
+        let d = discover(
+            vec![
+                file("_root.md", 10),
+                file("README.md", 10),
+                file("ui/_index.md", 10),
+                file("ui/react/auth.md", 10),
+                file("ui/react/auth/assets/AuthProvider.tsx", 100),
+                file("ui/react/auth/notes.md", 10),
+                file("tools/pdf/SKILL.md", 10),
+                file("tools/pdf/reference.md", 10),
+                file("tools/pdf/scripts/fill.py", 50),
+                file("tools/pdf/forms/SKILL.md", 10),
+                file("tools/pdf/forms/guide.md", 10),
+                file(".curated/x/SKILL.md", 10),
+                file(".system/y/skill.md", 10),
+                file(".git/HEAD.md", 10),
+                file("node_modules/pkg/README.md", 10),
+                Entry {
+                    path: "link.md".into(),
+                    kind: EntryKind::Symlink,
+                    size: 0,
+                },
+            ],
+            &policy(),
+        );
+        assert_eq!(
+            read_list(&d),
+            vec![
+                (".curated/x/SKILL.md", true),
+                (".system/y/skill.md", true),
+                ("README.md", false),
+                ("_root.md", false),
+                ("tools/pdf/SKILL.md", true),
+                ("tools/pdf/forms/SKILL.md", true),
+                ("ui/_index.md", false),
+                ("ui/react/auth.md", false),
+            ]
+        );
+        let l = &d.listing;
+        assert_eq!(l.owner("tools/pdf/forms/guide.md"), Some("tools/pdf/forms"));
+        assert_eq!(l.owner("tools/pdf/reference.md"), Some("tools/pdf"));
+        assert_eq!(l.owner("ui/react/auth.md"), None);
+        assert_eq!(
+            l.folder_files("tools/pdf", "tools/pdf/SKILL.md"),
+            vec![
+                ("reference.md".to_string(), 10),
+                ("scripts/fill.py".to_string(), 50)
+            ]
+        );
+        assert!(l.is_dir("ui/react/auth"));
+        assert!(l.is_dir("ui/react/auth/assets"));
+        assert!(!l.is_dir("ui/react/auth/assets/AuthProvider.tsx"));
+        assert_eq!(l.size("ui/react/auth/assets/AuthProvider.tsx"), Some(100));
+        assert_eq!(l.size("nope"), None);
+        assert!(
+            d.notes[".system/y/skill.md"][0]
+                .message
+                .contains("requires `SKILL.md`")
+        );
+        assert_eq!(d.notes["link.md"][0].severity, Severity::Info);
+        assert!(!d.notes.contains_key(".git/HEAD.md"));
+    }
+
+    #[test]
+    fn size_limit_conflicts_and_case_variants() {
+        let max = policy().max_skill_file_bytes;
+        let d = discover(
+            vec![
+                file("big/SKILL.md", max + 1),
+                file("big/notes.md", 1),
+                file("huge.md", max + 5),
+                file("dup/SKILL.md", 1),
+                file("dup/skill.md", 1),
+                file("x.md", 1),
+                file("x/SKILL.md", 1),
+                file("../escape.md", 1),
+            ],
+            &policy(),
+        );
+        assert_eq!(
+            read_list(&d),
+            vec![("dup/SKILL.md", true), ("x/SKILL.md", true)]
+        );
+        assert!(
+            d.notes["big/SKILL.md"][0]
+                .message
+                .contains(&format!("{} bytes", max + 1))
+        );
+        assert!(d.notes["huge.md"][0].message.contains("over the limit"));
+        assert!(
+            d.notes["dup/skill.md"][0]
+                .message
+                .contains("plain resource")
+        );
+        assert!(d.notes["x.md"][0].message.contains("already defined"));
+        assert!(d.notes["../escape.md"][0].message.contains("traversal"));
+        // The too-large skill still owns its folder.
+        assert_eq!(d.listing.owner("big/notes.md"), Some("big"));
+    }
+
+    #[test]
+    fn root_level_skill_owns_everything_but_nested_skills() {
+        let d = discover(
+            vec![
+                file("SKILL.md", 1),
+                file("docs/guide.md", 1),
+                file("sub/SKILL.md", 1),
+                file("sub/a.txt", 1),
+            ],
+            &policy(),
+        );
+        assert_eq!(
+            read_list(&d),
+            vec![("SKILL.md", true), ("sub/SKILL.md", true)]
+        );
+        assert_eq!(
+            d.listing.folder_files("", "SKILL.md"),
+            vec![("docs/guide.md".to_string(), 1)]
+        );
+        assert_eq!(
+            d.listing
+                .files_under("")
+                .map(|(p, _)| p)
+                .collect::<Vec<_>>(),
+            vec!["SKILL.md", "docs/guide.md", "sub/SKILL.md", "sub/a.txt"]
+        );
+    }
+
+    #[test]
+    fn directory_entries_mark_empty_resource_folders() {
+        let d = discover(
+            vec![
+                file("a.md", 1),
+                Entry {
+                    path: "a".into(),
+                    kind: EntryKind::Directory,
+                    size: 0,
+                },
+                file("ab/x.md", 1),
+            ],
+            &policy(),
+        );
+        assert!(d.listing.is_dir("a"));
+        assert!(d.listing.is_dir("ab"));
+        assert!(!d.listing.is_dir("b"));
+        assert_eq!(read_list(&d), vec![("a.md", false), ("ab/x.md", false)]);
+        assert_eq!(d.listing.files_under("a").count(), 0);
+    }
+}
