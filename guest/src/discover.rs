@@ -8,11 +8,13 @@
 //!   warning. Every other file below the folder belongs to that skill, except the files of a
 //!   nested folder holding its own `SKILL.md`, which is a skill of its own. A root-level
 //!   `SKILL.md` makes the whole root one skill.
-//! - Any other `*.md` file outside every skill folder is a hierarchical candidate (spec 4.1),
-//!   except inside the resource folder of another hierarchical candidate (`a/b.md` owns
-//!   `a/b/`: spec 4.1 ignores resource directories during discovery). A candidate `x.md` next
-//!   to an Agent Skills folder `x/` would define the same skill path: it is not read, with a
-//!   warning.
+//! - Any other `*.md` file outside every skill folder is a hierarchical candidate (spec 4.1)
+//!   and is read. Spec 4.1 also ignores the resource folders of hierarchical skills (`a/b.md`
+//!   owns `a/b/`); whether `a/b.md` is a skill is only known once it is parsed, so that rule
+//!   is applied by the index at `finish` (a candidate inside the resource folder of a valid
+//!   hierarchical skill is a resource, with an info finding), never silently here. A
+//!   candidate `x.md` next to an Agent Skills folder `x/` would define the same skill path:
+//!   it is not read, with a warning.
 //! - Files larger than the walk policy's `max_skill_file_bytes` are not read (warning with
 //!   the size); symbolic links are never followed (info); entries below a skipped folder
 //!   name (`.git`, `node_modules`) are dropped; entries whose path is not a clean relative
@@ -242,18 +244,15 @@ pub fn discover(entries: Vec<Entry>, policy: &WalkPolicy) -> Discovery {
         }
     }
 
-    // Hierarchical candidates, shallowest first so that resource folders are known before
-    // the files inside them are considered.
+    // Hierarchical candidates.
     let owner = |p: &str| paths::ancestors(p).any(|a| skill_folders.contains(a));
-    let mut md: Vec<(&str, u64)> = files
+    let md: Vec<(&str, u64)> = files
         .iter()
         .filter(|(f, _)| f.ends_with(".md") && !is_skill_file_name(paths::file_name(f)))
         .map(|(f, s)| (&**f, *s))
         .collect();
-    md.sort_by_key(|(f, _)| (paths::depth(f), *f));
-    let mut resource_dirs: HashSet<&str> = HashSet::new();
     for (f, size) in md {
-        if owner(f) || paths::ancestors(f).any(|a| resource_dirs.contains(a)) {
+        if owner(f) {
             continue;
         }
         let stem = paths::resource_dir_of_md(f);
@@ -267,9 +266,6 @@ pub fn discover(entries: Vec<Entry>, policy: &WalkPolicy) -> Discovery {
                 ),
             );
             continue;
-        }
-        if dirs.binary_search_by(|d| (**d).cmp(stem)).is_ok() {
-            resource_dirs.insert(stem);
         }
         if size > max {
             note(
@@ -352,6 +348,7 @@ mod tests {
                 ("tools/pdf/forms/SKILL.md", true),
                 ("ui/_index.md", false),
                 ("ui/react/auth.md", false),
+                ("ui/react/auth/notes.md", false),
             ]
         );
         let l = &d.listing;

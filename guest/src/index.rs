@@ -11,7 +11,9 @@
 //!
 //! Decisions the spec leaves open, made here:
 //! - **Which `.md` files are skills** ([`crate::discover`]): every `SKILL.md` folder (Agent
-//!   Skills), and hierarchical `*.md` files outside them (spec 4.1-4.2).
+//!   Skills), and hierarchical `*.md` files outside them (spec 4.1-4.2), except those inside
+//!   the resource folder of a valid hierarchical skill (`a/b/x.md` when `a/b.md` is a skill),
+//!   which are that skill's resources (an info finding says so).
 //! - **Validation.** An Agent Skills `SKILL.md` needs a non-empty `description` (else an
 //!   error, skill skipped); `name` defaults to the folder name, and name-rule violations
 //!   (1-64 chars of `a-z0-9-`, no leading/trailing/double `-`, equal to the folder name) are
@@ -37,7 +39,7 @@
 //!   its `.md` file (relative name: the file name) then the files of its resource folder,
 //!   relative to that folder.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_yaml::{Mapping, Value};
 
@@ -530,6 +532,40 @@ impl Index {
                 .into_iter()
                 .zip(std::mem::take(&mut self.metas)),
         );
+        // Spec 4.1: a hierarchical file inside the resource folder of a (kept) hierarchical
+        // skill of the same root is one of its resources, not a skill. Shallowest first, so
+        // that a folder's owner is decided before the files inside it.
+        all.sort_by(|(_, a), (_, b)| {
+            (a.root, paths::depth(&a.file), &a.file).cmp(&(b.root, paths::depth(&b.file), &b.file))
+        });
+        let mut resource_dirs: HashSet<(u32, String)> = HashSet::new();
+        let mut kept = Vec::with_capacity(all.len());
+        for (doc, meta) in all {
+            if meta.shape == SkillShape::Hierarchical {
+                let owner = paths::ancestors(&meta.file)
+                    .find(|a| {
+                        !a.is_empty() && resource_dirs.contains(&(meta.root, (*a).to_owned()))
+                    })
+                    .map(str::to_owned);
+                if let Some(dir) = owner {
+                    let report = self.report(meta.root, &meta.file);
+                    report.skill_path = None;
+                    report.notes.push(Note::new(
+                        None,
+                        Severity::Info,
+                        format!(
+                            "inside the resource folder `{dir}/` of the skill `{dir}`: a resource of that skill, not a skill"
+                        ),
+                    ));
+                    continue;
+                }
+                if let Some(dir) = &meta.resource_dir {
+                    resource_dirs.insert((meta.root, dir.clone()));
+                }
+            }
+            kept.push((doc, meta));
+        }
+        let mut all = kept;
         // Shadowing: per skill path, the latest root wins; within a root, an Agent Skills
         // folder wins, then the first file in byte order.
         all.sort_by(|(da, ma), (db, mb)| {

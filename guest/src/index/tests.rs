@@ -997,3 +997,46 @@ fn search_route_and_explain_with_the_spec_keyword_algorithm() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn spec_4_1_markdown_in_a_resource_folder_is_a_resource() {
+    let mem = Mem::default().root(
+        "r",
+        &[
+            (
+                "guide.md",
+                "---\ndescription: Guide\nkeywords: [guide]\n---\nG",
+            ),
+            (
+                "guide/extra.md",
+                "---\ndescription: Looks like a skill\nkeywords: [x]\n---\nX",
+            ),
+            (
+                "guide/deep/more.md",
+                "---\ndescription: d\nkeywords: [y]\n---\nY",
+            ),
+            // `docs.md` is plain Markdown, not a skill: `docs/` is not a resource folder.
+            ("docs.md", "# Docs\n"),
+            (
+                "docs/howto.md",
+                "---\ndescription: How to\nkeywords: [how]\n---\nH",
+            ),
+        ],
+    );
+    let idx = mem.index();
+    assert_eq!(paths_of(&idx), vec!["docs/howto", "guide"]);
+    let reports = idx.reports();
+    let r = report(&reports, 0, "guide/extra.md");
+    assert_eq!(
+        (r.skill_path.as_deref(), r.worst),
+        (None, Some(Severity::Info))
+    );
+    assert!(
+        r.diagnostics[0]
+            .message
+            .contains("resource folder `guide/`")
+    );
+    let m = idx.manifest("guide").unwrap();
+    let rel: Vec<&str> = m.iter().map(|f| f.relative.as_str()).collect();
+    assert_eq!(rel, vec!["guide.md", "deep/more.md", "extra.md"]);
+}
