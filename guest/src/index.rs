@@ -827,7 +827,7 @@ impl Index {
         if query.trim().is_empty() {
             return Err(Error::InvalidArgument("the query is empty".into()));
         }
-        let limit = limit as usize;
+        let limit = (limit as usize).min(self.docs.len());
         let scored = match self.config.algorithm {
             Algorithm::Ranked => self
                 .search_index
