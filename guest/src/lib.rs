@@ -18,10 +18,10 @@ pub mod route;
 pub mod text;
 
 pub use index::{Index, walk_policy};
+pub mod assets;
+pub mod discover;
 pub mod frontmatter;
 pub mod paths;
-pub mod assets;
 pub mod resolve;
-pub mod discover;
 
 pub use paths::validate_relative_path;
