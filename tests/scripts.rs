@@ -1,1 +1,908 @@
-//! Tests: scripts.
+//! Tests: scripts. `run_script`'s cascade and sandbox, through real processes.
+//!
+//! `fake` tests drive the cascade with a stand-in catalog (the executor needs no engine);
+//! `engine` tests go through the real catalog.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use skills_mcp::scripts::{
+    ArgDecl, Execution, FoundSkill, LocatedScript, LookupError, RunRequest, ScriptCatalog,
+    ScriptDecl, ScriptError, ScriptRunner, ScriptsConfig, arg_env_name,
+};
+
+/// A stand-in for the catalog facade: skills with a parent, a resource folder and declared
+/// files (`None`: a plain asset).
+struct Fake {
+    root: PathBuf,
+    skills: BTreeMap<String, FakeSkill>,
+}
+
+struct FakeSkill {
+    parent: Option<String>,
+    dir: String,
+    files: BTreeMap<String, Option<ScriptDecl>>,
+}
+
+impl ScriptCatalog for Fake {
+    fn skill(&self, skill_path: &str) -> Result<FoundSkill, LookupError> {
+        let skill = self
+            .skills
+            .get(skill_path)
+            .ok_or_else(|| LookupError::NotFound(format!("no skill {skill_path}")))?;
+        let dir = self.root.join(&skill.dir);
+        Ok(FoundSkill {
+            skill_path: skill_path.to_string(),
+            resource_dir: dir.is_dir().then_some(dir),
+        })
+    }
+
+    fn locate(&self, skill_path: &str, file: &str) -> Result<LocatedScript, LookupError> {
+        if file.is_empty()
+            || file.starts_with('/')
+            || file.split('/').any(|s| s.is_empty() || s == "..")
+        {
+            return Err(LookupError::InvalidPath(format!(
+                "{file:?} is not relative"
+            )));
+        }
+        let mut current = Some(skill_path.to_string());
+        while let Some(path) = current {
+            let skill = &self.skills[&path];
+            if let Some(decl) = skill.files.get(file) {
+                let dir = self.root.join(&skill.dir);
+                let abs = dir.join(file);
+                return Ok(LocatedScript {
+                    file: file.to_string(),
+                    script: decl.clone(),
+                    from: (path != skill_path).then_some(path.clone()),
+                    size: abs.metadata().ok().map(|m| m.len()),
+                    root_dir: self.root.clone(),
+                    path: abs,
+                    resource_dir: dir,
+                });
+            }
+            current = skill.parent.clone();
+        }
+        Err(LookupError::NotFound(format!("{skill_path} has no {file}")))
+    }
+}
+
+fn server(args: &[(&str, bool)]) -> Option<ScriptDecl> {
+    Some(ScriptDecl {
+        execution: Execution::Server,
+        args: args
+            .iter()
+            .map(|(name, required)| ArgDecl {
+                name: name.to_string(),
+                description: format!("the {name}"),
+                required: *required,
+            })
+            .collect(),
+    })
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// `_root` (dir `_root`) declares `scripts/shared.sh`; `tools` (dir `tools`, child of
+/// `_root`) declares the given files, whose contents are written under `tools/`.
+fn fixture(files: &[(&str, Option<ScriptDecl>, &str)]) -> (tempfile::TempDir, Fake) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().to_path_buf();
+    write(&root, "_root/scripts/shared.sh", "echo shared; pwd\n");
+    let mut skills = BTreeMap::new();
+    skills.insert(
+        "_root".to_string(),
+        FakeSkill {
+            parent: None,
+            dir: "_root".into(),
+            files: [("scripts/shared.sh".to_string(), server(&[]))].into(),
+        },
+    );
+    let mut own = BTreeMap::new();
+    for (file, decl, text) in files {
+        if !text.is_empty() {
+            write(&root, &format!("tools/{file}"), text);
+        }
+        own.insert(file.to_string(), decl.clone());
+    }
+    std::fs::create_dir_all(root.join("tools")).unwrap();
+    skills.insert(
+        "tools".to_string(),
+        FakeSkill {
+            parent: Some("_root".into()),
+            dir: "tools".into(),
+            files: own,
+        },
+    );
+    (tmp, Fake { root, skills })
+}
+
+/// The test process's PATH and HOME, plus secrets: never this process's whole environment.
+fn host_env(extra: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = ["PATH", "HOME", "LANG"]
+        .iter()
+        .filter_map(|k| std::env::var_os(k).map(|v| (OsString::from(k), v)))
+        .collect();
+    env.extend(
+        extra
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v))),
+    );
+    env
+}
+
+fn runner(config: ScriptsConfig) -> ScriptRunner {
+    ScriptRunner::with_env(config, host_env(&[]))
+}
+
+fn request(file: &str, args: &[(&str, &str)]) -> RunRequest {
+    RunRequest {
+        skill_path: "tools".into(),
+        file: file.into(),
+        args: args
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        cwd: None,
+    }
+}
+
+/// Alive and not a zombie.
+fn alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => false,
+        Ok(stat) => {
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            !state.starts_with('Z') && !state.starts_with('X')
+        }
+    }
+}
+
+async fn wait_for(path: &Path) {
+    let start = Instant::now();
+    while !path.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{} never appeared",
+            path.display()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn read_pid(path: &Path) -> u32 {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn success_with_args_as_env() {
+    let (_tmp, cat) = fixture(&[(
+        "scripts/hello.sh",
+        server(&[("name", true), ("client-id", false)]),
+        "echo \"hello $SKILL_ARG_NAME ($SKILL_ARG_CLIENT_ID)\"; echo \"argc=$#\"\n",
+    )]);
+    let out = runner(ScriptsConfig::default())
+        .run(
+            &cat,
+            &request(
+                "scripts/hello.sh",
+                &[("name", "world"), ("client-id", "42")],
+            ),
+        )
+        .await
+        .unwrap();
+    let r = &out.response;
+    assert!(r.success, "{r:?}");
+    assert_eq!(r.exit_code, 0);
+    assert_eq!(r.stdout, "hello world (42)\nargc=0\n");
+    assert_eq!(r.stderr, "");
+    assert_eq!(r.script, "scripts/hello.sh");
+    assert!(!out.timed_out);
+    let json = serde_json::to_value(r).unwrap();
+    let keys: Vec<&str> = json
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys.len(),
+        6,
+        "{keys:?}: success, exit_code, stdout, stderr, duration_ms, script"
+    );
+    // Analytics data: names, never values.
+    assert_eq!(out.event.execution_mode, "server");
+    assert_eq!(out.event.args_provided, ["client-id", "name"]);
+    assert_eq!(out.event.skill_path, "tools");
+    assert!(out.event.success);
+}
+
+#[tokio::test]
+async fn failing_script() {
+    let (_tmp, cat) = fixture(&[(
+        "scripts/fail.sh",
+        server(&[]),
+        "echo partial; echo \"Error: Missing required field 'clientId'\" >&2; exit 3\n",
+    )]);
+    let out = runner(ScriptsConfig::default())
+        .run(&cat, &request("scripts/fail.sh", &[]))
+        .await
+        .unwrap();
+    assert!(!out.response.success);
+    assert_eq!(out.response.exit_code, 3);
+    assert_eq!(out.response.stdout, "partial\n");
+    assert_eq!(
+        out.response.stderr,
+        "Error: Missing required field 'clientId'\n"
+    );
+    assert!(!out.event.success);
+    assert_eq!(out.event.exit_code, 3);
+}
+
+#[tokio::test]
+async fn killed_by_a_signal_reports_128_plus_signal() {
+    let (_tmp, cat) = fixture(&[("scripts/die.sh", server(&[]), "kill -9 $$\n")]);
+    let out = runner(ScriptsConfig::default())
+        .run(&cat, &request("scripts/die.sh", &[]))
+        .await
+        .unwrap();
+    assert_eq!(out.response.exit_code, 137);
+    assert!(!out.response.success);
+    assert!(!out.timed_out);
+}
+
+#[tokio::test]
+async fn missing_args_are_all_listed() {
+    let (_tmp, cat) = fixture(&[(
+        "scripts/need.sh",
+        server(&[
+            ("alpha", true),
+            ("beta", true),
+            ("gamma", false),
+            ("delta", true),
+        ]),
+        "echo never\n",
+    )]);
+    let err = runner(ScriptsConfig::default())
+        .run(&cat, &request("scripts/need.sh", &[("beta", "x")]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "missing_args");
+    let ScriptError::MissingArgs { missing, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(missing, &["alpha (the alpha)", "delta (the delta)"]);
+    let msg = err.to_string();
+    assert!(
+        msg.contains("alpha") && msg.contains("delta") && !msg.contains("gamma"),
+        "{msg}"
+    );
+    // A name given in another spelling of the same variable counts.
+    let ok = runner(ScriptsConfig::default())
+        .run(
+            &cat,
+            &request(
+                "scripts/need.sh",
+                &[("ALPHA", "1"), ("beta", "2"), ("Delta", "3")],
+            ),
+        )
+        .await
+        .unwrap();
+    assert!(ok.response.success);
+}
+
+#[tokio::test]
+async fn undeclared_and_plain_assets_are_refused() {
+    let (_tmp, cat) = fixture(&[("scripts/plain.sh", None, "echo no\n")]);
+    // A file of the skill that is not declared as a script (e.g. an Agent Skills scripts/ file).
+    write(&cat.root, "tools/scripts/undeclared.sh", "echo no\n");
+    let r = runner(ScriptsConfig::default());
+    let err = r
+        .run(&cat, &request("scripts/undeclared.sh", &[]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "script_not_declared");
+    assert!(err.to_string().contains("declare no script"), "{err}");
+    let err = r
+        .run(&cat, &request("scripts/plain.sh", &[]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "script_not_declared");
+    assert!(err.to_string().contains("execution: server"), "{err}");
+}
+
+#[tokio::test]
+async fn client_scripts_get_guidance() {
+    let decl = Some(ScriptDecl {
+        execution: Execution::Client,
+        args: vec![],
+    });
+    let (_tmp, cat) = fixture(&[("scripts/local.sh", decl, "echo no\n")]);
+    let err = runner(ScriptsConfig::default())
+        .run(&cat, &request("scripts/local.sh", &[]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "client_side_script");
+    let msg = err.to_string();
+    assert!(
+        msg.contains("runs on the client") && msg.contains("get_asset"),
+        "{msg}"
+    );
+}
+
+#[tokio::test]
+async fn wrong_extension() {
+    let (_tmp, cat) = fixture(&[
+        ("scripts/x.rb", server(&[]), "puts 1\n"),
+        ("scripts/noext", server(&[]), "echo 1\n"),
+    ]);
+    let r = runner(ScriptsConfig::default());
+    for file in ["scripts/x.rb", "scripts/noext"] {
+        let err = r.run(&cat, &request(file, &[])).await.unwrap_err();
+        assert_eq!(err.code(), "extension_not_allowed", "{file}");
+        assert!(err.to_string().contains(".sh, .ts, .js, .py"), "{err}");
+    }
+    // Allowed, but no runner for it.
+    let config = ScriptsConfig {
+        allowed_extensions: vec![".sh".into(), "rb".into()],
+        ..ScriptsConfig::default()
+    };
+    let err = runner(config)
+        .run(&cat, &request("scripts/x.rb", &[]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "no_runner", "{err}");
+}
+
+#[tokio::test]
+async fn runner_not_on_path() {
+    let (_tmp, cat) = fixture(&[("scripts/a.sh", server(&[]), "echo 1\n")]);
+    let mut config = ScriptsConfig::default();
+    config
+        .runners
+        .insert(".sh".into(), "no-such-runner-xyz --flag".into());
+    let err = runner(config)
+        .run(&cat, &request("scripts/a.sh", &[]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "runner_not_found");
+    assert!(err.to_string().contains("no-such-runner-xyz"), "{err}");
+}
+
+#[tokio::test]
+async fn traversal_is_refused() {
+    let (_tmp, cat) = fixture(&[("scripts/a.sh", server(&[]), "echo 1\n")]);
+    let r = runner(ScriptsConfig::default());
+    for file in [
+        "../_root/scripts/shared.sh",
+        "/etc/passwd",
+        "scripts/../../x.sh",
+    ] {
+        let err = r.run(&cat, &request(file, &[])).await.unwrap_err();
+        assert_eq!(err.code(), "path_traversal", "{file}: {err}");
+    }
+}
+
+#[tokio::test]
+async fn symlink_out_of_the_root_is_refused() {
+    let (_tmp, cat) = fixture(&[("scripts/link.sh", server(&[]), "")]);
+    let outside = tempfile::tempdir().unwrap();
+    write(outside.path(), "evil.sh", "echo evil\n");
+    std::fs::create_dir_all(cat.root.join("tools/scripts")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("evil.sh"),
+        cat.root.join("tools/scripts/link.sh"),
+    )
+    .unwrap();
+    let err = runner(ScriptsConfig::default())
+        .run(&cat, &request("scripts/link.sh", &[]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "file_missing", "{err}");
+}
+
+#[tokio::test]
+async fn disabled_globally_and_unknown_skill() {
+    let (_tmp, cat) = fixture(&[("scripts/a.sh", server(&[]), "echo 1\n")]);
+    let config = ScriptsConfig {
+        enabled: false,
+        ..ScriptsConfig::default()
+    };
+    let err = runner(config)
+        .run(&cat, &request("scripts/a.sh", &[]))
+        .await
+        .unwrap_err();
+    assert_eq!(err, ScriptError::Disabled);
+    assert!(err.to_string().contains("disabled globally"));
+
+    let mut req = request("scripts/a.sh", &[]);
+    req.skill_path = "nope".into();
+    let err = runner(ScriptsConfig::default())
+        .run(&cat, &req)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "skill_not_found");
+}
+
+#[tokio::test]
+async fn declared_but_missing_file() {
+    let (_tmp, cat) = fixture(&[("scripts/gone.sh", server(&[]), "")]);
+    let err = runner(ScriptsConfig::default())
+        .run(&cat, &request("scripts/gone.sh", &[]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "file_missing");
+}
+
+#[tokio::test]
+async fn timeout_kills_the_whole_group() {
+    let (tmp, cat) = fixture(&[(
+        "scripts/slow.sh",
+        server(&[]),
+        // A grandchild in the background, then the script itself ignores SIGTERM.
+        "sleep 300 &\necho $! > \"$SKILL_ARG_PIDS/grandchild\"\necho $$ > \"$SKILL_ARG_PIDS/leader\"\n\
+         trap '' TERM\necho partial out\necho partial err >&2\nwhile true; do sleep 1; done\n",
+    )]);
+    let pids = tmp.path().join("pids");
+    std::fs::create_dir_all(&pids).unwrap();
+    let config = ScriptsConfig {
+        timeout_seconds: 1,
+        kill_grace_seconds: 1,
+        ..ScriptsConfig::default()
+    };
+    let started = Instant::now();
+    let out = runner(config)
+        .run(
+            &cat,
+            &request("scripts/slow.sh", &[("pids", pids.to_str().unwrap())]),
+        )
+        .await
+        .unwrap();
+    let took = started.elapsed();
+    let r = &out.response;
+    assert!(out.timed_out);
+    assert!(!r.success);
+    assert_eq!(r.exit_code, 137);
+    assert_eq!(r.stdout, "partial out\n");
+    assert_eq!(
+        r.stderr,
+        "partial err\n\n[skills-mcp] Script killed: timeout exceeded."
+    );
+    assert!(
+        took >= Duration::from_secs(2),
+        "SIGTERM was ignored: grace applies ({took:?})"
+    );
+    assert!(took < Duration::from_secs(10), "{took:?}");
+    for who in ["grandchild", "leader"] {
+        let pid = read_pid(&pids.join(who));
+        let start = Instant::now();
+        while alive(pid) && start.elapsed() < Duration::from_secs(5) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(!alive(pid), "{who} {pid} survived");
+    }
+}
+
+#[tokio::test]
+async fn timeout_sigterm_is_enough_for_a_polite_script() {
+    let (_tmp, cat) = fixture(&[("scripts/sleep.sh", server(&[]), "echo go\nsleep 300\n")]);
+    let config = ScriptsConfig {
+        timeout_seconds: 1,
+        kill_grace_seconds: 30,
+        ..ScriptsConfig::default()
+    };
+    let started = Instant::now();
+    let out = runner(config)
+        .run(&cat, &request("scripts/sleep.sh", &[]))
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "no need to wait for the grace"
+    );
+    assert_eq!(out.response.exit_code, 137);
+    assert_eq!(out.response.stdout, "go\n");
+    assert!(
+        out.response
+            .stderr
+            .ends_with("[skills-mcp] Script killed: timeout exceeded.")
+    );
+}
+
+#[tokio::test]
+async fn background_processes_do_not_outlive_the_script() {
+    let (tmp, cat) = fixture(&[(
+        "scripts/daemon.sh",
+        server(&[]),
+        // The grandchild holds stdout open: the answer must not wait for it.
+        "sleep 300 &\necho $! > \"$SKILL_ARG_PIDS/grandchild\"\necho done\n",
+    )]);
+    let pids = tmp.path().join("pids");
+    std::fs::create_dir_all(&pids).unwrap();
+    let started = Instant::now();
+    let out = runner(ScriptsConfig::default())
+        .run(
+            &cat,
+            &request("scripts/daemon.sh", &[("pids", pids.to_str().unwrap())]),
+        )
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(out.response.success);
+    assert_eq!(out.response.stdout, "done\n");
+    let pid = read_pid(&pids.join("grandchild"));
+    let start = Instant::now();
+    while alive(pid) && start.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!alive(pid), "grandchild {pid} survived");
+}
+
+#[tokio::test]
+async fn ten_megabytes_are_truncated() {
+    let (_tmp, cat) = fixture(&[(
+        "scripts/flood.sh",
+        server(&[]),
+        "head -c 10485760 /dev/zero | tr '\\0' a\nhead -c 10485760 /dev/zero | tr '\\0' b >&2\n",
+    )]);
+    let out = runner(ScriptsConfig::default())
+        .run(&cat, &request("scripts/flood.sh", &[]))
+        .await
+        .unwrap();
+    let r = &out.response;
+    assert!(
+        r.success,
+        "{}",
+        &r.stderr[r.stderr.len().saturating_sub(200)..]
+    );
+    let marker = "\n[skills-mcp] Output truncated at 1048576 bytes.";
+    assert_eq!(r.stdout.len(), 1_048_576 + marker.len());
+    assert_eq!(r.stderr.len(), 1_048_576 + marker.len());
+    assert!(r.stdout.ends_with(marker) && r.stderr.ends_with(marker));
+    assert!(r.stdout[..1_048_576].bytes().all(|b| b == b'a'));
+    assert!(r.stderr[..1_048_576].bytes().all(|b| b == b'b'));
+    // Everything was read (the script was not blocked on a full pipe), and discarded.
+    assert_eq!(out.stdout_bytes, 10_485_760);
+    assert_eq!(out.stderr_bytes, 10_485_760);
+
+    // A small cap, for good measure.
+    let config = ScriptsConfig {
+        max_output_bytes: 10,
+        ..ScriptsConfig::default()
+    };
+    let out = runner(config)
+        .run(&cat, &request("scripts/flood.sh", &[]))
+        .await
+        .unwrap();
+    assert_eq!(
+        out.response.stdout,
+        "aaaaaaaaaa\n[skills-mcp] Output truncated at 10 bytes."
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrency_limit_answers_busy() {
+    let (tmp, cat) = fixture(&[(
+        "scripts/wait.sh",
+        server(&[("dir", true), ("id", true)]),
+        "touch \"$SKILL_ARG_DIR/started-$SKILL_ARG_ID\"\n\
+         while [ ! -e \"$SKILL_ARG_DIR/release\" ]; do sleep 0.05; done\necho \"$SKILL_ARG_ID\"\n",
+    )]);
+    let dir = tmp.path().join("sync");
+    std::fs::create_dir_all(&dir).unwrap();
+    let dir_s = dir.to_str().unwrap().to_string();
+    let config = ScriptsConfig {
+        max_concurrent: 2,
+        timeout_seconds: 30,
+        ..ScriptsConfig::default()
+    };
+    let r = runner(config);
+    let cat = std::sync::Arc::new(cat);
+    let mut running = Vec::new();
+    for id in ["1", "2"] {
+        let (r, cat) = (r.clone(), cat.clone());
+        let req = request("scripts/wait.sh", &[("dir", &dir_s), ("id", id)]);
+        running.push(tokio::spawn(async move { r.run(&*cat, &req).await }));
+    }
+    wait_for(&dir.join("started-1")).await;
+    wait_for(&dir.join("started-2")).await;
+    let started = Instant::now();
+    let err = r
+        .run(
+            &*cat,
+            &request("scripts/wait.sh", &[("dir", &dir_s), ("id", "3")]),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "busy is immediate, not queued"
+    );
+    assert_eq!(err, ScriptError::Busy { limit: 2 });
+    assert!(err.to_string().starts_with("busy"));
+    assert!(!dir.join("started-3").exists());
+
+    std::fs::write(dir.join("release"), "").unwrap();
+    for task in running {
+        assert!(task.await.unwrap().unwrap().response.success);
+    }
+    // Slots are given back.
+    let out = r
+        .run(
+            &*cat,
+            &request("scripts/wait.sh", &[("dir", &dir_s), ("id", "4")]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(out.response.stdout, "4\n");
+}
+
+#[tokio::test]
+async fn inherited_script_runs_from_the_child() {
+    let (_tmp, cat) = fixture(&[]);
+    let out = runner(ScriptsConfig::default())
+        .run(&cat, &request("scripts/shared.sh", &[]))
+        .await
+        .unwrap();
+    assert!(out.response.success);
+    assert_eq!(out.from.as_deref(), Some("_root"));
+    assert_eq!(out.event.skill_path, "tools");
+    // Default cwd: the requested skill's resource folder.
+    let tools = cat.root.join("tools").canonicalize().unwrap();
+    assert_eq!(
+        out.response.stdout,
+        format!("shared\n{}\n", tools.display())
+    );
+}
+
+#[tokio::test]
+async fn secrets_do_not_reach_the_script() {
+    let (_tmp, cat) = fixture(&[(
+        "scripts/env.sh",
+        server(&[("token", false)]),
+        "env | sort\n",
+    )]);
+    let env = host_env(&[
+        ("GITHUB_TOKEN", "ghp_secret"),
+        ("ANALYTICS_ENDPOINT", "https://secret.invalid/hook"),
+        ("AWS_SECRET_ACCESS_KEY", "aws_secret"),
+        ("SKILLS_REPO", "https://user:pw@git.invalid/r"),
+        ("MY_TOOL_HOME", "/opt/tool"),
+        ("TMPDIR", "/tmp"),
+    ]);
+    let config = ScriptsConfig {
+        env_passthrough: vec!["MY_TOOL_HOME".into()],
+        ..ScriptsConfig::default()
+    };
+    let out = ScriptRunner::with_env(config, env)
+        .run(&cat, &request("scripts/env.sh", &[("token", "given")]))
+        .await
+        .unwrap();
+    let stdout = &out.response.stdout;
+    for secret in [
+        "ghp_secret",
+        "secret.invalid",
+        "aws_secret",
+        "user:pw",
+        "GITHUB_TOKEN",
+    ] {
+        assert!(!stdout.contains(secret), "{secret} leaked:\n{stdout}");
+    }
+    let names: Vec<&str> = stdout.lines().filter_map(|l| l.split('=').next()).collect();
+    for name in &names {
+        assert!(
+            [
+                "PATH",
+                "HOME",
+                "LANG",
+                "TMPDIR",
+                "MY_TOOL_HOME",
+                "SKILL_ARG_TOKEN",
+                "PWD",
+                "SHLVL",
+                "_"
+            ]
+            .contains(name),
+            "unexpected variable {name}:\n{stdout}"
+        );
+    }
+    assert!(stdout.contains("MY_TOOL_HOME=/opt/tool\n"));
+    assert!(stdout.contains("SKILL_ARG_TOKEN=given\n"));
+    assert!(stdout.contains("TMPDIR=/tmp\n"));
+
+    // This process's own environment is not the source either.
+    let out = runner(ScriptsConfig::default())
+        .run(&cat, &request("scripts/env.sh", &[]))
+        .await
+        .unwrap();
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if !["PATH", "HOME", "LANG", "PWD", "SHLVL", "_"].contains(&name.as_ref()) {
+            assert!(
+                !out.response.stdout.contains(&format!("\n{name}=")),
+                "{name} leaked"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn no_shell_no_stdin() {
+    let (tmp, cat) = fixture(&[(
+        "scripts/lit.sh",
+        server(&[("v", true)]),
+        "printf '%s\\n' \"$SKILL_ARG_V\"\ncat\necho end\n",
+    )]);
+    let marker = tmp.path().join("pwned");
+    let hostile = format!(
+        "$(touch {0}); `touch {0}`; rm -rf /nonexistent",
+        marker.display()
+    );
+    let out = runner(ScriptsConfig::default())
+        .run(&cat, &request("scripts/lit.sh", &[("v", &hostile)]))
+        .await
+        .unwrap();
+    assert!(out.response.success);
+    // `cat` on a closed stdin ends at once; the value arrives verbatim, uninterpreted.
+    assert_eq!(out.response.stdout, format!("{hostile}\nend\n"));
+    assert!(!marker.exists());
+}
+
+#[tokio::test]
+async fn argument_names() {
+    assert_eq!(
+        arg_env_name("client-id").as_deref(),
+        Some("SKILL_ARG_CLIENT_ID")
+    );
+    assert_eq!(arg_env_name("a.b c").as_deref(), Some("SKILL_ARG_A_B_C"));
+    assert_eq!(arg_env_name("ünï").as_deref(), Some("SKILL_ARG__N_"));
+    assert_eq!(arg_env_name(""), None);
+
+    let (_tmp, cat) = fixture(&[("scripts/a.sh", server(&[]), "echo 1\n")]);
+    let r = runner(ScriptsConfig::default());
+    let err = r
+        .run(&cat, &request("scripts/a.sh", &[("", "x")]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "invalid_args", "{err}");
+    let err = r
+        .run(
+            &cat,
+            &request("scripts/a.sh", &[("a-b", "1"), ("a_b", "2")]),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "invalid_args");
+    assert!(err.to_string().contains("SKILL_ARG_A_B"), "{err}");
+    let big = "x".repeat(200 * 1024);
+    let err = r
+        .run(&cat, &request("scripts/a.sh", &[("big", &big)]))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "invalid_args");
+}
+
+#[tokio::test]
+async fn cwd_handling() {
+    let (tmp, cat) = fixture(&[("scripts/pwd.sh", server(&[]), "pwd\n")]);
+    let r = runner(ScriptsConfig::default());
+    // Default: the skill's resource folder.
+    let out = r.run(&cat, &request("scripts/pwd.sh", &[])).await.unwrap();
+    let tools = cat.root.join("tools").canonicalize().unwrap();
+    assert_eq!(out.response.stdout, format!("{}\n", tools.display()));
+    // Given: used.
+    let work = tmp.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let mut req = request("scripts/pwd.sh", &[]);
+    req.cwd = Some(work.clone());
+    let out = r.run(&cat, &req).await.unwrap();
+    assert_eq!(
+        out.response.stdout,
+        format!("{}\n", work.canonicalize().unwrap().display())
+    );
+    // Missing, or a file: refused.
+    req.cwd = Some(tmp.path().join("absent"));
+    let err = r.run(&cat, &req).await.unwrap_err();
+    assert_eq!(err.code(), "invalid_cwd");
+    assert!(err.to_string().contains("does not exist"), "{err}");
+    req.cwd = Some(cat.root.join("tools/scripts/pwd.sh"));
+    let err = r.run(&cat, &req).await.unwrap_err();
+    assert_eq!(err.code(), "invalid_cwd");
+    assert!(err.to_string().contains("not a directory"), "{err}");
+}
+
+#[tokio::test]
+async fn python_and_node_runners() {
+    let (_tmp, cat) = fixture(&[
+        (
+            "scripts/p.py",
+            server(&[("n", true)]),
+            "import os\nprint('py', int(os.environ['SKILL_ARG_N']) * 2)\n",
+        ),
+        (
+            "scripts/n.js",
+            server(&[("n", true)]),
+            "console.log('js', Number(process.env.SKILL_ARG_N) * 2)\n",
+        ),
+    ]);
+    let r = runner(ScriptsConfig::default());
+    let py = r
+        .run(&cat, &request("scripts/p.py", &[("n", "21")]))
+        .await
+        .unwrap();
+    assert_eq!(py.response.stdout, "py 42\n", "{}", py.response.stderr);
+    let js = r
+        .run(&cat, &request("scripts/n.js", &[("n", "21")]))
+        .await
+        .unwrap();
+    assert_eq!(js.response.stdout, "js 42\n", "{}", js.response.stderr);
+}
+
+#[test]
+fn config_section() {
+    let d = ScriptsConfig::default();
+    assert!(d.enabled);
+    assert_eq!(d.timeout_seconds, 60);
+    assert_eq!(d.max_output_bytes, 1_048_576);
+    assert_eq!(d.allowed_extensions, [".sh", ".ts", ".js", ".py"]);
+    assert_eq!(
+        d.runner_for(".ts"),
+        Some(("npx".into(), vec!["tsx".into()]))
+    );
+    assert_eq!(d.runner_for("sh"), Some(("bash".into(), vec![])));
+    assert_eq!(d.max_concurrent, 4);
+    assert_eq!(d.kill_grace_seconds, 5);
+    assert!(d.env_passthrough.is_empty());
+    assert!(skills_mcp::config::Config::default().check().is_empty());
+
+    // Through the real loader: runners merge over the defaults; ranges are checked.
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("c.yaml");
+    std::fs::write(
+        &file,
+        "scripts:\n  enabled: false\n  max_concurrent: 2\n  env_passthrough: [JAVA_HOME]\n  \
+         runners:\n    .rb: ruby\n    .py: python3 -I\n",
+    )
+    .unwrap();
+    let opts = skills_mcp::config::LoadOptions {
+        config_file: Some(file.clone()),
+        roots: vec![tmp.path().to_path_buf()],
+        cwd: tmp.path().to_path_buf(),
+        ..Default::default()
+    };
+    let loaded = skills_mcp::config::load(&opts).unwrap();
+    let c = &loaded.config.scripts;
+    assert!(!c.enabled);
+    assert_eq!(c.max_concurrent, 2);
+    assert_eq!(c.env_passthrough, ["JAVA_HOME"]);
+    assert_eq!(c.timeout_seconds, 60);
+    assert_eq!(c.runner_for(".rb"), Some(("ruby".into(), vec![])));
+    assert_eq!(
+        c.runner_for(".py"),
+        Some(("python3".into(), vec!["-I".into()]))
+    );
+    assert_eq!(c.runner_for(".sh"), Some(("bash".into(), vec![])));
+    assert!(loaded.warnings.is_empty(), "{:?}", loaded.warnings);
+
+    std::fs::write(&file, "scripts:\n  max_concurrent: 0\n").unwrap();
+    let err = skills_mcp::config::load(&opts).unwrap_err();
+    assert!(
+        format!("{err:#}").contains("scripts.max_concurrent"),
+        "{err:#}"
+    );
+}

@@ -34,7 +34,7 @@
 //! its section (define the struct next to its code and put a field here).
 
 use std::{
-    collections::{BTreeMap, HashMap},
+    collections::HashMap,
     path::{Path, PathBuf},
 };
 
@@ -119,42 +119,8 @@ impl Default for RefreshConfig {
     }
 }
 
-/// Server-side script execution (`run_script`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ScriptsConfig {
-    pub enabled: bool,
-    /// Seconds before a script is killed (at least 1).
-    pub timeout_seconds: u64,
-    /// Cap on each of stdout and stderr, in bytes (at least 1).
-    pub max_output_bytes: u64,
-    /// Extensions a script may have, each starting with `.`.
-    pub allowed_extensions: Vec<String>,
-    /// Extension -> command line of the program that runs it (split on whitespace, no shell).
-    pub runners: BTreeMap<String, String>,
-}
-
-impl Default for ScriptsConfig {
-    fn default() -> Self {
-        let ext = [".sh", ".ts", ".js", ".py"];
-        let runners = [
-            (".sh", "bash"),
-            (".ts", "npx tsx"),
-            (".js", "node"),
-            (".py", "python3"),
-        ];
-        Self {
-            enabled: true,
-            timeout_seconds: 60,
-            max_output_bytes: 1_048_576,
-            allowed_extensions: ext.iter().map(|e| e.to_string()).collect(),
-            runners: runners
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-        }
-    }
-}
+/// Server-side script execution (`run_script`): the section is owned by [`crate::scripts`].
+pub use crate::scripts::ScriptsConfig;
 
 /// Asset reading limits.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -280,6 +246,26 @@ impl Config {
             s.max_output_bytes.to_string(),
             "a whole number of bytes, at least 1",
         );
+        need(
+            (1..=1024).contains(&s.max_concurrent),
+            "scripts.max_concurrent",
+            s.max_concurrent.to_string(),
+            "a whole number of scripts from 1 to 1024",
+        );
+        need(
+            s.kill_grace_seconds <= 3600,
+            "scripts.kill_grace_seconds",
+            s.kill_grace_seconds.to_string(),
+            "a whole number of seconds from 0 to 3600",
+        );
+        for v in &s.env_passthrough {
+            need(
+                !v.is_empty() && !v.contains(['=', '\0']),
+                "scripts.env_passthrough",
+                format!("{v:?}"),
+                "environment variable names",
+            );
+        }
         for e in &s.allowed_extensions {
             need(
                 valid_extension(e),
@@ -783,6 +769,13 @@ scripts:
     .sh: bash
     # TypeScript.
     .ts: npx tsx
+  # Most scripts running at once; beyond, run_script answers "busy" (1-1024).
+  max_concurrent: 4
+  # Variables of the server's environment passed to scripts, besides PATH, HOME, LANG, LC_ALL
+  # and TMPDIR (nothing else of the server's environment reaches a script).
+  env_passthrough: []
+  # Seconds between SIGTERM and SIGKILL to the script's process group at the timeout.
+  kill_grace_seconds: 5
 
 # Assets served by `get_asset`.
 assets:
