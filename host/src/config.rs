@@ -455,6 +455,9 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded> {
     let mut acc = defaults.clone();
     for layer in file_layer.iter().chain(env_layer.iter()) {
         acc = merge(acc, layer.value.clone());
+        if let Err(e) = serde_yaml::from_value::<Config>(acc.clone()) {
+            bail!("{}", type_error(layer, &e));
+        }
     }
     let early: Config = from_value(&acc, "the configuration")?;
     let roots = resolve_roots(opts, &early.sources)?;
@@ -489,7 +492,10 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded> {
     let mut names = Vec::new();
     for layer in layers {
         acc = merge(acc, layer.value.clone());
-        let config: Config = from_value(&acc, &layer.source)?;
+        let config: Config = match serde_yaml::from_value(acc.clone()) {
+            Ok(c) => c,
+            Err(e) => bail!("{}", type_error(&layer, &e)),
+        };
         if layer.source != "defaults" {
             let known = serde_yaml::to_value(&config).expect("config serializes");
             unknown_keys(&layer.value, &known, "", &mut |key| {
@@ -548,6 +554,50 @@ fn kind(v: &Value) -> &'static str {
         Value::Sequence(_) => "a list",
         Value::Mapping(_) => "a mapping",
         Value::Tagged(_) => "a tagged value",
+    }
+}
+
+/// A message for a value of the wrong type in `layer`: the first key whose value alone does not
+/// deserialize, its value, and what serde expected.
+fn type_error(layer: &Layer, error: &serde_yaml::Error) -> String {
+    let defaults = serde_yaml::to_value(Config::default()).expect("defaults serialize");
+    let mut leaves = Vec::new();
+    leaves_of(&layer.value, &mut Vec::new(), &mut leaves);
+    for (path, value) in leaves {
+        let mut single = value.clone();
+        for key in path.iter().rev() {
+            let mut m = Mapping::new();
+            m.insert(key.clone(), single);
+            single = Value::Mapping(m);
+        }
+        if let Err(e) = serde_yaml::from_value::<Config>(merge(defaults.clone(), single)) {
+            let key: Vec<String> = path
+                .iter()
+                .map(|k| serde_yaml::to_string(k).unwrap_or_default().trim().to_string())
+                .collect();
+            let shown = serde_yaml::to_string(&value).unwrap_or_default();
+            return format!(
+                "invalid configuration in {}: {} = {}; allowed: {}",
+                layer.source,
+                key.join("."),
+                shown.trim(),
+                e
+            );
+        }
+    }
+    format!("invalid configuration in {}: {error}", layer.source)
+}
+
+fn leaves_of(v: &Value, path: &mut Vec<Value>, out: &mut Vec<(Vec<Value>, Value)>) {
+    match v {
+        Value::Mapping(m) if !m.is_empty() => {
+            for (k, child) in m {
+                path.push(k.clone());
+                leaves_of(child, path, out);
+                path.pop();
+            }
+        }
+        other => out.push((path.clone(), other.clone())),
     }
 }
 
