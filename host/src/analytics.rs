@@ -1,1 +1,785 @@
-//! Usage analytics: event tracking, batched HTTP publishing, a bounded JSONL fallback buffer (seed 004 section 10).
+//! Usage analytics: event tracking, batched HTTP publishing, a bounded JSONL fallback buffer (seed
+//! 004 section 10), and `report_usage` feedback (section 8.5).
+//!
+//! Every tool call becomes an event `{type, timestamp, server_id, data}` (plus an `id`, see below)
+//! queued in memory. Every `flush_interval_seconds` the publisher appends the queued events to the
+//! JSONL buffer file, then POSTs `{"events": [everything in the buffer]}` to the endpoint and
+//! empties the buffer once the endpoint answers 2xx. When the endpoint is down the events simply
+//! stay in the buffer and go with the next successful POST; [`Analytics::shutdown`] does a last
+//! flush, so stopping the server (stdin closed, SIGINT, SIGTERM) loses nothing.
+//!
+//! Beyond the spec:
+//! - **Durable before sent.** Events reach the buffer file before the POST, so a crash during a
+//!   POST loses nothing either (the spec appends only after a failure).
+//! - **At-least-once delivery.** A POST can reach the endpoint while its response is lost (timeout,
+//!   connection reset, crash before the buffer is emptied); the events are then sent again with the
+//!   next batch. Each event carries a unique `id` so the receiver can drop duplicates.
+//! - **Bounded.** The buffer keeps at most `max_buffer_events` events (the in-memory queue too);
+//!   the oldest are dropped first, logged, and counted in a `{"dropped": N}` line of the buffer that
+//!   the next successful POST reports as `"dropped": N` beside `events`.
+//! - **Damage-tolerant.** A corrupt or half-written buffer line (a crash mid-append) is skipped
+//!   with a warning on stderr and removed; the rest is delivered.
+//! - **Shared safely.** Servers sharing the buffer file take turns through `<buffer>.lock`.
+//! - **Free when off.** Disabled analytics have no task and no buffer; every tracking call is one
+//!   branch (the typed helpers build nothing before it).
+//!
+//! HTTP goes through `ureq` 3 (blocking, rustls with ring and the webpki roots, so https works
+//! without system TLS libraries), on tokio's blocking pool with a timeout; redirects are not
+//! followed (a POST is not replayed elsewhere) and any non-2xx answer is a failure.
+
+use std::collections::VecDeque;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead as _, BufReader, Read as _, Seek as _, SeekFrom, Write as _};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+/// The `analytics:` section (seed 004 section 11.2, extended).
+///
+/// ```yaml
+/// analytics:
+///   enabled: false
+///   endpoint: ""                 # http(s) URL; empty keeps events in the buffer file only
+///   flush_interval_seconds: 30
+///   buffer_path: ~/.skills-mcp/analytics-buffer.jsonl
+///   max_buffer_events: 10000     # oldest dropped (and counted) beyond this
+///   timeout_seconds: 10          # per POST
+/// ```
+/// `ANALYTICS_ENDPOINT` sets `enabled: true` and the endpoint (section 11.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AnalyticsConfig {
+    pub enabled: bool,
+    pub endpoint: String,
+    pub flush_interval_seconds: u64,
+    pub buffer_path: Option<PathBuf>,
+    pub max_buffer_events: usize,
+    pub timeout_seconds: u64,
+}
+
+impl Default for AnalyticsConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            endpoint: String::new(),
+            flush_interval_seconds: 30,
+            buffer_path: None,
+            max_buffer_events: 10_000,
+            timeout_seconds: 10,
+        }
+    }
+}
+
+impl AnalyticsConfig {
+    /// Applies `ANALYTICS_ENDPOINT`: a non-empty value enables analytics with that endpoint.
+    pub fn apply_env(&mut self, env: impl Fn(&str) -> Option<String>) {
+        if let Some(endpoint) = env("ANALYTICS_ENDPOINT").filter(|v| !v.trim().is_empty()) {
+            self.enabled = true;
+            self.endpoint = endpoint.trim().to_owned();
+        }
+    }
+
+    /// The buffer file: the configured one (leading `~/` expanded) or
+    /// `~/.skills-mcp/analytics-buffer.jsonl`.
+    pub fn buffer_path(&self) -> PathBuf {
+        let home = || std::env::home_dir().unwrap_or_else(|| PathBuf::from("."));
+        match &self.buffer_path {
+            Some(p) => match p.to_str() {
+                Some(s) if s.starts_with("~/") => home().join(&s[2..]),
+                _ => p.clone(),
+            },
+            None => home().join(".skills-mcp").join("analytics-buffer.jsonl"),
+        }
+    }
+}
+
+/// The event types of seed 004 section 10.2 and their data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", content = "data", rename_all = "snake_case")]
+pub enum EventData {
+    /// `get_skill` found nothing.
+    NoMatch { context: String },
+    /// `get_skill` found several close candidates.
+    Ambiguous {
+        context: String,
+        candidates: Vec<String>,
+    },
+    /// `get_skill` returned a skill.
+    SkillServed {
+        context: String,
+        skill_path: String,
+        score: f64,
+        matched_keywords: Vec<String>,
+        was_ambiguous: bool,
+    },
+    /// `get_asset` returned content.
+    AssetServed {
+        skill_path: String,
+        file: String,
+        asset_type: String,
+        is_inherited: bool,
+        size_bytes: u64,
+    },
+    /// `run_script` completed.
+    ScriptExecuted {
+        skill_path: String,
+        file: String,
+        execution_mode: String,
+        success: bool,
+        /// `None` when the script was killed (timeout) or never started.
+        exit_code: Option<i32>,
+        duration_ms: u64,
+        /// Names of the arguments given (never their values).
+        args_provided: Vec<String>,
+    },
+    /// `report_usage` was called.
+    SkillFeedback {
+        skill_path: String,
+        useful: bool,
+        comment: Option<String>,
+    },
+    /// `refresh_skills` was called.
+    Refresh {
+        /// `git` or `local`.
+        mode: String,
+        success: bool,
+        commit_hash: Option<String>,
+        files_changed: Option<u64>,
+        skills_reindexed: Option<usize>,
+    },
+}
+
+/// What a flush did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct FlushReport {
+    /// Events delivered by this flush (0 when there was nothing to send or the POST failed).
+    pub sent: usize,
+    /// Events left in the buffer file.
+    pub buffered: usize,
+    /// The dropped count reported to the endpoint by this flush.
+    pub dropped_reported: u64,
+    /// Corrupt buffer lines skipped by this flush.
+    pub corrupt_skipped: usize,
+    /// Why the POST failed.
+    pub error: Option<String>,
+}
+
+/// The `report_usage` answer (seed 004 section 8.5).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UsageRecorded {
+    pub recorded: bool,
+    pub message: String,
+}
+
+/// The tracker and publisher. Cheap to clone; a disabled one holds nothing.
+#[derive(Clone, Default)]
+pub struct Analytics {
+    inner: Option<Arc<Inner>>,
+}
+
+impl std::fmt::Debug for Analytics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.inner {
+            None => f.write_str("Analytics(disabled)"),
+            Some(i) => f
+                .debug_struct("Analytics")
+                .field("endpoint", &i.config.endpoint)
+                .field("buffer", &i.buffer_path)
+                .finish_non_exhaustive(),
+        }
+    }
+}
+
+struct Inner {
+    config: AnalyticsConfig,
+    buffer_path: PathBuf,
+    server_id: String,
+    id_prefix: String,
+    seq: AtomicU64,
+    queue: Mutex<VecDeque<Value>>,
+    /// Events dropped from the in-memory queue, not yet written to the buffer's count.
+    queue_dropped: AtomicU64,
+    flush_lock: tokio::sync::Mutex<()>,
+    closed: AtomicBool,
+    failing: AtomicBool,
+    timer: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    agent: ureq::Agent,
+}
+
+impl Analytics {
+    /// Analytics that do nothing.
+    pub fn disabled() -> Self {
+        Self::default()
+    }
+
+    /// The tracker for `config`, without the periodic flush (call [`Analytics::flush`] yourself,
+    /// or use [`Analytics::start`]). Disabled config gives [`Analytics::disabled`].
+    pub fn new(config: AnalyticsConfig) -> Self {
+        if !config.enabled {
+            return Self::disabled();
+        }
+        let server_id = server_id(|k| std::env::var(k).ok());
+        let started = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(Duration::from_secs(config.timeout_seconds.max(1))))
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .user_agent(concat!("skills-mcp/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .into();
+        Self {
+            inner: Some(Arc::new(Inner {
+                buffer_path: config.buffer_path(),
+                config,
+                id_prefix: format!("{started:x}-{:x}", std::process::id()),
+                server_id,
+                seq: AtomicU64::new(0),
+                queue: Mutex::new(VecDeque::new()),
+                queue_dropped: AtomicU64::new(0),
+                flush_lock: tokio::sync::Mutex::new(()),
+                closed: AtomicBool::new(false),
+                failing: AtomicBool::new(false),
+                timer: Mutex::new(None),
+                agent,
+            })),
+        }
+    }
+
+    /// [`Analytics::new`] plus a task flushing every `flush_interval_seconds` (needs a tokio
+    /// runtime). Stop it with [`Analytics::shutdown`].
+    pub fn start(config: AnalyticsConfig) -> Self {
+        let this = Self::new(config);
+        if let Some(inner) = &this.inner {
+            let every = Duration::from_secs(inner.config.flush_interval_seconds.max(1));
+            let weak: Weak<Inner> = Arc::downgrade(inner);
+            let task = tokio::spawn(async move {
+                let mut ticks =
+                    tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+                ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    ticks.tick().await;
+                    let Some(inner) = weak.upgrade() else { return };
+                    Analytics { inner: Some(inner) }.flush().await;
+                }
+            });
+            *lock(&inner.timer) = Some(task);
+        }
+        this
+    }
+
+    pub fn is_enabled(&self) -> bool {
+        self.inner.is_some()
+    }
+
+    /// The `server_id` put on events (`dev-{USER|USERNAME}`), when enabled.
+    pub fn server_id(&self) -> Option<&str> {
+        self.inner.as_ref().map(|i| i.server_id.as_str())
+    }
+
+    /// The buffer file, when enabled.
+    pub fn buffer_path(&self) -> Option<&Path> {
+        self.inner.as_ref().map(|i| i.buffer_path.as_path())
+    }
+
+    /// Queues an event.
+    pub fn track(&self, data: EventData) {
+        self.track_with(|| data);
+    }
+
+    /// Queues the event `make` builds; `make` runs only when analytics are enabled.
+    pub fn track_with(&self, make: impl FnOnce() -> EventData) {
+        let Some(inner) = &self.inner else { return };
+        let data = make();
+        let value = serde_json::to_value(&data).unwrap_or(Value::Null);
+        if let Value::Object(map) = value {
+            inner.enqueue(map);
+        }
+    }
+
+    /// Queues an event of any type with any data (an object).
+    pub fn track_raw(&self, event_type: &str, data: Value) {
+        let Some(inner) = &self.inner else { return };
+        let mut map = Map::new();
+        map.insert("type".into(), Value::String(event_type.to_owned()));
+        map.insert("data".into(), data);
+        inner.enqueue(map);
+    }
+
+    /// `no_match`.
+    pub fn no_match(&self, context: &str) {
+        self.track_with(|| EventData::NoMatch {
+            context: context.to_owned(),
+        });
+    }
+
+    /// `ambiguous`.
+    pub fn ambiguous<S: AsRef<str>>(&self, context: &str, candidates: &[S]) {
+        self.track_with(|| EventData::Ambiguous {
+            context: context.to_owned(),
+            candidates: candidates.iter().map(|c| c.as_ref().to_owned()).collect(),
+        });
+    }
+
+    /// `skill_served`.
+    pub fn skill_served<S: AsRef<str>>(
+        &self,
+        context: &str,
+        skill_path: &str,
+        score: f64,
+        matched_keywords: &[S],
+        was_ambiguous: bool,
+    ) {
+        self.track_with(|| EventData::SkillServed {
+            context: context.to_owned(),
+            skill_path: skill_path.to_owned(),
+            score,
+            matched_keywords: matched_keywords
+                .iter()
+                .map(|k| k.as_ref().to_owned())
+                .collect(),
+            was_ambiguous,
+        });
+    }
+
+    /// `asset_served`.
+    pub fn asset_served(
+        &self,
+        skill_path: &str,
+        file: &str,
+        asset_type: &str,
+        is_inherited: bool,
+        size_bytes: u64,
+    ) {
+        self.track_with(|| EventData::AssetServed {
+            skill_path: skill_path.to_owned(),
+            file: file.to_owned(),
+            asset_type: asset_type.to_owned(),
+            is_inherited,
+            size_bytes,
+        });
+    }
+
+    /// `script_executed` (`args_provided`: argument names, never values).
+    #[allow(clippy::too_many_arguments)]
+    pub fn script_executed<S: AsRef<str>>(
+        &self,
+        skill_path: &str,
+        file: &str,
+        execution_mode: &str,
+        success: bool,
+        exit_code: Option<i32>,
+        duration_ms: u64,
+        args_provided: &[S],
+    ) {
+        self.track_with(|| EventData::ScriptExecuted {
+            skill_path: skill_path.to_owned(),
+            file: file.to_owned(),
+            execution_mode: execution_mode.to_owned(),
+            success,
+            exit_code,
+            duration_ms,
+            args_provided: args_provided
+                .iter()
+                .map(|a| a.as_ref().to_owned())
+                .collect(),
+        });
+    }
+
+    /// `skill_feedback`.
+    pub fn skill_feedback(&self, skill_path: &str, useful: bool, comment: Option<&str>) {
+        self.track_with(|| EventData::SkillFeedback {
+            skill_path: skill_path.to_owned(),
+            useful,
+            comment: comment.map(str::to_owned),
+        });
+    }
+
+    /// `refresh`.
+    pub fn refresh(
+        &self,
+        mode: &str,
+        success: bool,
+        commit_hash: Option<&str>,
+        files_changed: Option<u64>,
+        skills_reindexed: Option<usize>,
+    ) {
+        self.track_with(|| EventData::Refresh {
+            mode: mode.to_owned(),
+            success,
+            commit_hash: commit_hash.map(str::to_owned),
+            files_changed,
+            skills_reindexed,
+        });
+    }
+
+    /// `report_usage` (section 8.5) for a skill the caller has checked exists: logs the feedback to
+    /// stderr, tracks `skill_feedback` and returns the answer.
+    pub fn report_usage(
+        &self,
+        skill_path: &str,
+        useful: bool,
+        comment: Option<&str>,
+    ) -> UsageRecorded {
+        match comment {
+            Some(c) => {
+                eprintln!("skills-mcp: feedback: {skill_path}: useful={useful} comment={c:?}")
+            }
+            None => eprintln!("skills-mcp: feedback: {skill_path}: useful={useful}"),
+        }
+        self.skill_feedback(skill_path, useful, comment);
+        UsageRecorded {
+            recorded: true,
+            message: format!("Feedback recorded for {skill_path}"),
+        }
+    }
+
+    /// Events queued in memory (not yet written to the buffer).
+    pub fn pending(&self) -> usize {
+        self.inner.as_ref().map_or(0, |i| lock(&i.queue).len())
+    }
+
+    /// Writes the queued events to the buffer and sends the whole buffer (see the module docs).
+    /// Flushes never overlap; a disabled tracker returns at once.
+    pub async fn flush(&self) -> FlushReport {
+        let Some(inner) = &self.inner else {
+            return FlushReport::default();
+        };
+        let _turn = inner.flush_lock.lock().await;
+        let new: Vec<Value> = lock(&inner.queue).drain(..).collect();
+        let dropped = inner.queue_dropped.swap(0, Ordering::AcqRel);
+        let worker = Arc::clone(inner);
+        match tokio::task::spawn_blocking(move || worker.flush_blocking(new, dropped)).await {
+            Ok(report) => report,
+            Err(e) => FlushReport {
+                error: Some(format!("analytics flush failed: {e}")),
+                ..FlushReport::default()
+            },
+        }
+    }
+
+    /// Stops the periodic flush and flushes one last time; events tracked afterwards are written
+    /// straight to the buffer file (sent by the next run). Idempotent. Call it when the server
+    /// stops (stdin closed, SIGINT, SIGTERM).
+    pub async fn shutdown(&self) -> FlushReport {
+        let Some(inner) = &self.inner else {
+            return FlushReport::default();
+        };
+        inner.closed.store(true, Ordering::Release);
+        if let Some(task) = lock(&inner.timer).take() {
+            task.abort();
+        }
+        self.flush().await
+    }
+}
+
+impl Inner {
+    fn enqueue(&self, mut map: Map<String, Value>) {
+        let n = self.seq.fetch_add(1, Ordering::Relaxed);
+        map.insert(
+            "id".into(),
+            Value::String(format!("{}-{n}", self.id_prefix)),
+        );
+        map.insert(
+            "timestamp".into(),
+            Value::String(iso8601(SystemTime::now())),
+        );
+        map.insert("server_id".into(), Value::String(self.server_id.clone()));
+        let event = Value::Object(map);
+        if self.closed.load(Ordering::Acquire) {
+            // After shutdown there is no flush left to run: keep the event on disk.
+            if let Err(e) = self.with_buffer_lock(|| self.append(&[event], 0)) {
+                eprintln!("skills-mcp: analytics: could not buffer an event after shutdown: {e}");
+            }
+            return;
+        }
+        let mut queue = lock(&self.queue);
+        queue.push_back(event);
+        let max = self.config.max_buffer_events.max(1);
+        if queue.len() > max {
+            let excess = queue.len() - max;
+            queue.drain(..excess);
+            drop(queue);
+            self.queue_dropped
+                .fetch_add(excess as u64, Ordering::AcqRel);
+            eprintln!(
+                "skills-mcp: analytics: more than {max} events waiting; dropped the {excess} oldest"
+            );
+        }
+    }
+
+    fn flush_blocking(&self, new: Vec<Value>, dropped: u64) -> FlushReport {
+        match self.with_buffer_lock(|| self.flush_locked(&new, dropped)) {
+            Ok(report) => report,
+            Err(e) => {
+                // The buffer is unusable (permissions, disk full): put the events back in memory.
+                let mut queue = lock(&self.queue);
+                for event in new.into_iter().rev() {
+                    queue.push_front(event);
+                }
+                self.queue_dropped.fetch_add(dropped, Ordering::AcqRel);
+                let msg = format!("analytics buffer {}: {e}", self.buffer_path.display());
+                eprintln!("skills-mcp: analytics: {msg}");
+                FlushReport {
+                    error: Some(msg),
+                    ..FlushReport::default()
+                }
+            }
+        }
+    }
+
+    /// Runs `f` holding `<buffer>.lock` (servers sharing the buffer take turns).
+    fn with_buffer_lock<T>(&self, f: impl FnOnce() -> std::io::Result<T>) -> std::io::Result<T> {
+        if let Some(dir) = self
+            .buffer_path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+        {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut lock_path = self.buffer_path.clone().into_os_string();
+        lock_path.push(".lock");
+        let lock_file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(PathBuf::from(lock_path))?;
+        lock_file.lock()?;
+        let result = f();
+        drop(lock_file);
+        result
+    }
+
+    fn flush_locked(&self, new: &[Value], dropped_now: u64) -> std::io::Result<FlushReport> {
+        let mut report = FlushReport::default();
+        if !new.is_empty() || dropped_now > 0 {
+            self.append(new, dropped_now)?;
+        }
+        let contents = read_buffer(&self.buffer_path)?;
+        let mut events = contents.events;
+        let mut dropped = contents.dropped;
+        report.corrupt_skipped = contents.corrupt;
+        if contents.corrupt > 0 {
+            eprintln!(
+                "skills-mcp: analytics: skipped {} corrupt line(s) of {}",
+                contents.corrupt,
+                self.buffer_path.display()
+            );
+        }
+        let max = self.config.max_buffer_events.max(1);
+        let excess = events.len().saturating_sub(max);
+        if excess > 0 {
+            events.drain(..excess);
+            dropped += excess as u64;
+            eprintln!(
+                "skills-mcp: analytics: buffer over {max} events; dropped the {excess} oldest \
+                 ({dropped} dropped since the last delivery)"
+            );
+        }
+        if excess > 0 || contents.corrupt > 0 || contents.dropped_lines > 1 {
+            self.rewrite(&events, dropped)?;
+        }
+        report.buffered = events.len();
+        if self.config.endpoint.is_empty() || (events.is_empty() && dropped == 0) {
+            return Ok(report);
+        }
+
+        let mut payload = Map::new();
+        let count = events.len();
+        payload.insert("events".into(), Value::Array(events));
+        if dropped > 0 {
+            payload.insert("dropped".into(), json!(dropped));
+        }
+        let body = serde_json::to_vec(&Value::Object(payload)).unwrap_or_default();
+        match self.post(&body) {
+            Ok(()) => {
+                File::create(&self.buffer_path)?;
+                if self.failing.swap(false, Ordering::AcqRel) {
+                    eprintln!(
+                        "skills-mcp: analytics: endpoint reachable again; delivered {count} events"
+                    );
+                }
+                report.sent = count;
+                report.buffered = 0;
+                report.dropped_reported = dropped;
+            }
+            Err(e) => {
+                if !self.failing.swap(true, Ordering::AcqRel) {
+                    eprintln!(
+                        "skills-mcp: analytics: {e}; keeping {count} events in {} for the next try",
+                        self.buffer_path.display()
+                    );
+                }
+                report.error = Some(e);
+            }
+        }
+        Ok(report)
+    }
+
+    /// POSTs `body`; Ok only for a 2xx answer.
+    fn post(&self, body: &[u8]) -> Result<(), String> {
+        let endpoint = &self.config.endpoint;
+        match self
+            .agent
+            .post(endpoint)
+            .header("Content-Type", "application/json")
+            .send(body)
+        {
+            Ok(mut response) => {
+                let status = response.status();
+                // Read the (small) answer so the connection can be reused.
+                let _ = response
+                    .body_mut()
+                    .with_config()
+                    .limit(64 * 1024)
+                    .read_to_vec();
+                if status.is_success() {
+                    Ok(())
+                } else {
+                    Err(format!("endpoint {endpoint} answered {status}"))
+                }
+            }
+            Err(e) => Err(format!("could not reach {endpoint}: {e}")),
+        }
+    }
+
+    /// Appends events (and a dropped count) as JSON lines, after a newline if the file ends with a
+    /// half-written line.
+    fn append(&self, events: &[Value], dropped: u64) -> std::io::Result<()> {
+        let mut file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .read(true)
+            .open(&self.buffer_path)?;
+        let mut out = Vec::new();
+        let len = file.metadata()?.len();
+        if len > 0 {
+            let mut last = [0u8; 1];
+            file.seek(SeekFrom::Start(len - 1))?;
+            file.read_exact(&mut last)?;
+            if last[0] != b'\n' {
+                out.push(b'\n');
+            }
+        }
+        if dropped > 0 {
+            out.extend_from_slice(json!({ "dropped": dropped }).to_string().as_bytes());
+            out.push(b'\n');
+        }
+        for event in events {
+            out.extend_from_slice(event.to_string().as_bytes());
+            out.push(b'\n');
+        }
+        file.write_all(&out)?;
+        file.sync_data()
+    }
+
+    /// Replaces the buffer with `events` (and the dropped count), through a temporary file.
+    fn rewrite(&self, events: &[Value], dropped: u64) -> std::io::Result<()> {
+        let mut tmp = self.buffer_path.clone().into_os_string();
+        tmp.push(format!(".tmp-{}", std::process::id()));
+        let tmp = PathBuf::from(tmp);
+        {
+            let mut file = File::create(&tmp)?;
+            let mut out = Vec::new();
+            if dropped > 0 {
+                out.extend_from_slice(json!({ "dropped": dropped }).to_string().as_bytes());
+                out.push(b'\n');
+            }
+            for event in events {
+                out.extend_from_slice(event.to_string().as_bytes());
+                out.push(b'\n');
+            }
+            file.write_all(&out)?;
+            file.sync_data()?;
+        }
+        std::fs::rename(&tmp, &self.buffer_path)
+    }
+}
+
+struct BufferContents {
+    events: Vec<Value>,
+    dropped: u64,
+    dropped_lines: usize,
+    corrupt: usize,
+}
+
+/// Reads the buffer: event lines (objects with a string `type`), dropped-count lines
+/// (`{"dropped": N}`), and anything else counted as corrupt.
+fn read_buffer(path: &Path) -> std::io::Result<BufferContents> {
+    let mut contents = BufferContents {
+        events: Vec::new(),
+        dropped: 0,
+        dropped_lines: 0,
+        corrupt: 0,
+    };
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(contents),
+        Err(e) => return Err(e),
+    };
+    for line in BufReader::new(file).split(b'\n') {
+        let line = line?;
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Value>(&line) {
+            Ok(Value::Object(map)) if map.get("type").is_some_and(Value::is_string) => {
+                contents.events.push(Value::Object(map));
+            }
+            Ok(Value::Object(map)) if map.len() == 1 && map.contains_key("dropped") => {
+                match map.get("dropped").and_then(Value::as_u64) {
+                    Some(n) => {
+                        contents.dropped += n;
+                        contents.dropped_lines += 1;
+                    }
+                    None => contents.corrupt += 1,
+                }
+            }
+            _ => contents.corrupt += 1,
+        }
+    }
+    Ok(contents)
+}
+
+/// `dev-{USER}` (or `USERNAME` on Windows), `dev-unknown` when neither is set.
+pub fn server_id(env: impl Fn(&str) -> Option<String>) -> String {
+    let user = env("USER")
+        .filter(|u| !u.is_empty())
+        .or_else(|| env("USERNAME").filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| "unknown".to_owned());
+    format!("dev-{user}")
+}
+
+/// `t` as ISO 8601 in UTC with milliseconds: `2026-02-18T14:30:00.000Z`.
+pub fn iso8601(t: SystemTime) -> String {
+    let since = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        since.subsec_millis()
+    )
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
