@@ -1,6 +1,457 @@
 //! The command line: serve, search, get, list, asset, validate and friends.
+//!
+//! Every verb opens a [`Catalog`] over the skill roots and prints what it answers: JSON in the
+//! shapes of seed 004 section 8 where the spec has one, short human text otherwise. Results go
+//! to stdout; logs and errors go to stderr. Exit codes: 0 ok, 1 validation errors or nothing
+//! found, 2 usage (bad arguments, bad paths).
+
+use std::io::{BufRead as _, Write as _};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context as _, bail};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde_json::{Value, json};
+
+use crate::catalog::{Catalog, CatalogOptions, RootSpec};
+use crate::runtime::{Algorithm, EngineError, EngineErrorKind, Severity, TreeNode};
+
+/// Exit code of a usage error (clap's own errors use it too).
+const EXIT_USAGE: u8 = 2;
+/// Exit code of validation errors and of requests that found nothing.
+const EXIT_FAILURE: u8 = 1;
+
+/// Serve Markdown skills to AI agents over MCP, or query them from the shell.
+#[derive(Debug, Parser)]
+#[command(name = "skills-mcp", version, about, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Options every verb understands.
+#[derive(Debug, Clone, Args)]
+pub struct GlobalArgs {
+    /// A skill root (repeatable; later roots take precedence). Also `SKILLS_DIR`, a path list
+    /// (`:`-separated on Unix), whose roots come before the `--root` ones. Default: the bundled
+    /// `skills/` folder.
+    #[arg(long = "root", value_name = "DIR", global = true)]
+    pub roots: Vec<PathBuf>,
+
+    /// How requests are matched to skills.
+    #[arg(long, value_enum, global = true, value_name = "NAME")]
+    pub algorithm: Option<AlgorithmArg>,
+}
+
+/// The `matching.algorithm` setting.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AlgorithmArg {
+    /// Fielded BM25 with stemming; scores normalised to 0..1 (the default).
+    Ranked,
+    /// The functional spec's keyword matching (seed 004 section 5).
+    Keywords,
+}
+
+/// The verbs.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the MCP server on stdio (the default when no verb is given).
+    Serve,
+    /// Rank skills against a query.
+    Search(SearchArgs),
+    /// Route a free-text request to a skill and print the outcome (seed 004 8.1 JSON); exits 1
+    /// on no match.
+    Get(GetArgs),
+    /// Print the skill tree (seed 004 8.2 with --json).
+    List(ListArgs),
+    /// Print an asset or script of a skill (seed 004 8.3 JSON).
+    Asset(AssetArgs),
+    /// Check every file of the roots; exits 1 when a file has errors.
+    Validate(ValidateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// The query (omit with --batch).
+    #[arg(required_unless_present = "batch", conflicts_with = "batch")]
+    pub query: Option<String>,
+    /// Most results.
+    #[arg(long, short = 'n', default_value_t = 10)]
+    pub limit: u32,
+    /// Print JSON: {"query":..,"results":[{"skill_path","name","score","description"},..]}.
+    #[arg(long)]
+    pub json: bool,
+    /// Show why each result scores what it does.
+    #[arg(long)]
+    pub explain: bool,
+    /// Read one query per line on stdin; write one JSON line per query.
+    #[arg(long)]
+    pub batch: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct GetArgs {
+    /// A free-text description of the task.
+    #[arg(required_unless_present = "path", conflicts_with = "path")]
+    pub context: Option<String>,
+    /// Print this skill instead of routing a request.
+    #[arg(long, value_name = "SKILL_PATH")]
+    pub path: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only the subtree below this path (e.g. `ui` or `api/_index`).
+    pub path: Option<String>,
+    /// Print the seed 004 8.2 JSON tree.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AssetArgs {
+    /// The skill path.
+    pub skill_path: String,
+    /// The file, relative to the skill's resource folder (inherited files included).
+    pub file: String,
+    /// Largest asset printed, in bytes.
+    #[arg(long, value_name = "BYTES", default_value_t = crate::catalog::DEFAULT_MAX_ASSET_BYTES)]
+    pub max_bytes: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// Roots to check (default: the global roots).
+    #[arg(value_name = "ROOT")]
+    pub roots: Vec<PathBuf>,
+    /// Print only files with findings (and the summary).
+    #[arg(long, short)]
+    pub quiet: bool,
+}
 
 /// Entry point of the `skills-mcp` binary.
-pub fn main() -> std::process::ExitCode {
-    std::process::ExitCode::SUCCESS
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
+        }
+    };
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("skills-mcp: error: {e:#}");
+            ExitCode::from(exit_code_of(&e))
+        }
+    }
+}
+
+/// Exit code for a failed command: bad input is a usage error, anything else a failure.
+fn exit_code_of(e: &anyhow::Error) -> u8 {
+    match e.downcast_ref::<EngineError>().map(|e| &e.0) {
+        Some(EngineErrorKind::InvalidPath(_) | EngineErrorKind::InvalidArgument(_)) => EXIT_USAGE,
+        _ => EXIT_FAILURE,
+    }
+}
+
+/// Run a parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let global = &cli.global;
+    match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => bail!(
+            "the MCP server (`skills-mcp serve`) is not implemented yet; \
+             use search, get, list, asset or validate"
+        ),
+        Command::Search(args) => search(&open(global, &[])?, &args),
+        Command::Get(args) => get(&open(global, &[])?, &args),
+        Command::List(args) => list(&open(global, &[])?, &args),
+        Command::Asset(args) => asset(&open(global, &[])?, &args),
+        Command::Validate(args) => validate(&open(global, &args.roots)?, &args),
+    }
+}
+
+/// The roots: `explicit` if any, else `SKILLS_DIR` then `--root`, else the bundled folder.
+pub fn roots(global: &GlobalArgs, explicit: &[PathBuf]) -> Vec<RootSpec> {
+    let mut paths: Vec<PathBuf> = explicit.to_vec();
+    if paths.is_empty() {
+        if let Some(list) = std::env::var_os("SKILLS_DIR") {
+            paths.extend(std::env::split_paths(&list).filter(|p| !p.as_os_str().is_empty()));
+        }
+        paths.extend(global.roots.iter().cloned());
+    }
+    if paths.is_empty() {
+        paths.push(bundled_skills());
+    }
+    paths.into_iter().map(RootSpec::new).collect()
+}
+
+/// The repository's `skills/` folder (known at build time), else `./skills`.
+pub fn bundled_skills() -> PathBuf {
+    let built = PathBuf::from(env!("SKILLS_MCP_BUNDLED_SKILLS"));
+    if built.is_dir() {
+        built
+    } else {
+        PathBuf::from("skills")
+    }
+}
+
+/// Open a catalog over the roots with the global settings.
+pub fn open(global: &GlobalArgs, explicit_roots: &[PathBuf]) -> anyhow::Result<Catalog> {
+    let mut options = CatalogOptions::default();
+    if let Some(algorithm) = global.algorithm {
+        options.engine.algorithm = match algorithm {
+            AlgorithmArg::Ranked => Algorithm::Ranked,
+            AlgorithmArg::Keywords => Algorithm::Keywords,
+        };
+    }
+    Catalog::open(roots(global, explicit_roots), options)
+}
+
+fn print_json(value: &Value) -> anyhow::Result<()> {
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    Ok(())
+}
+
+fn hit_json(hit: &crate::runtime::SearchHit) -> Value {
+    json!({
+        "skill_path": hit.skill_path,
+        "name": hit.name,
+        "score": hit.score,
+        "description": hit.description,
+    })
+}
+
+fn search(catalog: &Catalog, args: &SearchArgs) -> anyhow::Result<ExitCode> {
+    if args.batch {
+        return search_batch(catalog, args.limit);
+    }
+    let query = args.query.as_deref().unwrap_or_default();
+    let hits = catalog.search(query, args.limit)?;
+    let explanations = if args.explain {
+        hits.iter()
+            .map(|h| catalog.explain(query, &h.skill_path))
+            .collect::<anyhow::Result<Vec<_>>>()?
+    } else {
+        Vec::new()
+    };
+    if args.json {
+        let results: Vec<Value> = hits
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let mut v = hit_json(h);
+                v["matched"] = json!(h.matched);
+                if let Some(e) = explanations.get(i) {
+                    v["explain"] = serde_json::to_value(e).unwrap_or(Value::Null);
+                }
+                v
+            })
+            .collect();
+        print_json(&json!({ "query": query, "results": results }))?;
+    } else {
+        let mut out = std::io::stdout().lock();
+        if hits.is_empty() {
+            eprintln!("no skill matches {query:?}");
+        }
+        for (i, h) in hits.iter().enumerate() {
+            writeln!(
+                out,
+                "{:.3}  {}  {}",
+                h.score,
+                h.skill_path,
+                one_line(&h.description)
+            )?;
+            if let Some(e) = explanations.get(i) {
+                for t in &e.terms {
+                    writeln!(
+                        out,
+                        "         {:+.4}  {}:{}",
+                        t.contribution, t.field, t.term
+                    )?;
+                }
+                for n in &e.notes {
+                    writeln!(out, "         {n}")?;
+                }
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// One JSON line per stdin line (blank lines are skipped); an engine error for one query is
+/// reported in its line (`"error"`) and the batch goes on.
+fn search_batch(catalog: &Catalog, limit: u32) -> anyhow::Result<ExitCode> {
+    let stdin = std::io::stdin().lock();
+    let mut out = std::io::stdout().lock();
+    for line in stdin.lines() {
+        let line = line.context("reading queries from stdin")?;
+        let query = line.trim();
+        if query.is_empty() {
+            continue;
+        }
+        let value = match catalog.search(query, limit) {
+            Ok(hits) => json!({
+                "query": query,
+                "results": hits.iter().map(hit_json).collect::<Vec<_>>(),
+            }),
+            Err(e) => json!({ "query": query, "results": [], "error": format!("{e:#}") }),
+        };
+        serde_json::to_writer(&mut out, &value)?;
+        writeln!(out)?;
+        out.flush()?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn get(catalog: &Catalog, args: &GetArgs) -> anyhow::Result<ExitCode> {
+    if let Some(path) = &args.path {
+        print_json(&catalog.skill_json(path)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let context = args.context.as_deref().unwrap_or_default();
+    let value = catalog.get_skill_json(context)?;
+    print_json(&value)?;
+    if value.get("no_match").is_some() {
+        return Ok(ExitCode::from(EXIT_FAILURE));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn list(catalog: &Catalog, args: &ListArgs) -> anyhow::Result<ExitCode> {
+    if args.json {
+        print_json(&catalog.list_json(args.path.as_deref())?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let nodes = catalog.tree(args.path.as_deref())?;
+    let mut out = std::io::stdout().lock();
+    if let Some(root) = nodes.first() {
+        if args.path.is_none() && root.skill.is_none() && root.path.is_empty() {
+            for &c in &root.children {
+                print_tree(&mut out, &nodes, c as usize, 0)?;
+            }
+        } else {
+            print_tree(&mut out, &nodes, 0, 0)?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `name  (path)  description  [n assets, m scripts]`, children indented by two spaces.
+fn print_tree(
+    out: &mut impl std::io::Write,
+    nodes: &[TreeNode],
+    i: usize,
+    depth: usize,
+) -> anyhow::Result<()> {
+    let Some(node) = nodes.get(i) else {
+        return Ok(());
+    };
+    let indent = "  ".repeat(depth);
+    match &node.skill {
+        Some(s) => {
+            let mut files = Vec::new();
+            if s.asset_count > 0 {
+                files.push(format!("{} assets", s.asset_count));
+            }
+            if s.script_count > 0 {
+                files.push(format!("{} scripts", s.script_count));
+            }
+            let files = if files.is_empty() {
+                String::new()
+            } else {
+                format!("  [{}]", files.join(", "))
+            };
+            writeln!(
+                out,
+                "{indent}{}  ({})  {}{files}",
+                node.name,
+                node.path,
+                one_line(&s.description)
+            )?;
+        }
+        None => writeln!(out, "{indent}{}/", node.name)?,
+    }
+    if depth < 256 {
+        for &c in &node.children {
+            if c as usize != i {
+                print_tree(out, nodes, c as usize, depth + 1)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn asset(catalog: &Catalog, args: &AssetArgs) -> anyhow::Result<ExitCode> {
+    print_json(&catalog.asset_json(&args.skill_path, &args.file, Some(args.max_bytes))?)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn validate(catalog: &Catalog, args: &ValidateArgs) -> anyhow::Result<ExitCode> {
+    let reports = catalog.reports()?;
+    let roots = catalog.roots();
+    let located = |root: u32, path: &str| -> String {
+        let base = roots
+            .get(root as usize)
+            .map_or_else(|| format!("#{root}"), |r| r.path.display().to_string());
+        if path.is_empty() {
+            base
+        } else {
+            format!("{}/{path}", base.trim_end_matches('/'))
+        }
+    };
+    let (mut ok, mut warnings, mut errors) = (0usize, 0usize, 0usize);
+    let mut out = std::io::stdout().lock();
+    for report in &reports {
+        match report.worst {
+            Some(Severity::Error) => errors += 1,
+            Some(Severity::Warning) => warnings += 1,
+            _ => ok += 1,
+        }
+        if report.diagnostics.is_empty() {
+            if !args.quiet {
+                writeln!(out, "ok       {}", located(report.root, &report.path))?;
+            }
+            continue;
+        }
+        if args.quiet && report.worst.is_none_or(|w| w == Severity::Info) {
+            continue;
+        }
+        for d in &report.diagnostics {
+            let label = match d.severity {
+                Severity::Error => "error  ",
+                Severity::Warning => "warning",
+                Severity::Info => "info   ",
+            };
+            let line = d.line.map(|l| format!(":{l}")).unwrap_or_default();
+            writeln!(
+                out,
+                "{label}  {}{line}: {}",
+                located(d.root, &d.path),
+                one_line(&d.message)
+            )?;
+        }
+    }
+    let stats = catalog.stats();
+    writeln!(
+        out,
+        "{} files checked in {} root(s): {ok} ok, {warnings} with warnings, {errors} with errors; {} skills indexed",
+        reports.len(),
+        roots.len(),
+        stats.skills
+    )?;
+    Ok(if errors > 0 {
+        ExitCode::from(EXIT_FAILURE)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// Collapse whitespace so a value fits on one line.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
 }

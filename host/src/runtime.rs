@@ -1,1 +1,704 @@
 //! The wasmtime runtime: one engine, the embedded component compiled once, bounded stores, trap recovery.
+//!
+//! This module narrows wasmtime to what the host uses. The engine component (`guest/`, built by
+//! `build.rs` and embedded as [`COMPONENT`]) is compiled once per process (and cached on disk,
+//! keyed by the component's hash and the engine's compatibility hash), linked once into an
+//! `InstancePre`, and instantiated cheaply per [`Guest`]. Every store has a memory limit, an
+//! epoch deadline per call (a ticker thread advances the epoch) and an empty WASI context: no
+//! preopened directories, no environment, no network. A trap fails the call that caused it
+//! and poisons that [`Guest`]; the owner (the catalog) builds a fresh one for the next call.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use anyhow::{Context as _, anyhow};
+use wasmtime::component::{Component, HasSelf, Linker, ResourceAny, ResourceTable};
+use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// The engine component, built from `guest/` for `wasm32-wasip2` by `build.rs`.
+pub static COMPONENT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/skills_engine.wasm"));
+
+/// The one `bindgen!` of the host: typed access to the `skills-engine` world of `wit/`.
+mod bindings {
+    wasmtime::component::bindgen!({
+        path: "../wit",
+        world: "skills-engine",
+        additional_derives: [PartialEq, serde::Serialize],
+    });
+}
+
+pub use bindings::skills_mcp::engine::types::{
+    Algorithm, AssetInfo, AssetLocation, Diagnostic, EngineConfig, Entry, EntryKind,
+    Error as EngineErrorKind, Execution, ExplainTerm, Explanation, FileData, FileReport,
+    ManifestFile, ResolvedSkill, RouteOutcome, ScriptArg, ScriptInfo, SearchHit, Severity,
+    SizeError, SkillInfo, SkillShape, TreeNode, WalkPolicy,
+};
+
+use bindings::SkillsEngine;
+use bindings::SkillsEnginePre;
+
+impl Default for EngineConfig {
+    /// The spec's defaults (section 5.3) with the default ranking.
+    fn default() -> Self {
+        Self {
+            algorithm: Algorithm::Ranked,
+            min_score: 0.2,
+            ambiguity_threshold: 0.1,
+            max_results: 3,
+        }
+    }
+}
+
+/// Period of the epoch ticker thread.
+const TICK: Duration = Duration::from_millis(10);
+/// Most bytes of the guest's stderr (panic messages) kept per call.
+const STDERR_TAIL: usize = 8 * 1024;
+
+/// Limits of the stores the runtime creates.
+#[derive(Debug, Clone)]
+pub struct RuntimeOptions {
+    /// Largest linear memory of a guest instance, in bytes.
+    pub memory_limit: usize,
+    /// Longest a single call into the guest may run before it is interrupted.
+    pub call_timeout: Duration,
+    /// Folder for the compiled component; `None` compiles in memory on every start.
+    /// Only the first runtime of a process decides (the component is compiled once).
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl Default for RuntimeOptions {
+    fn default() -> Self {
+        Self {
+            memory_limit: 512 * 1024 * 1024,
+            call_timeout: Duration::from_secs(20),
+            cache_dir: default_cache_dir(),
+        }
+    }
+}
+
+/// `$SKILLS_MCP_CACHE_DIR`, else `$XDG_CACHE_HOME/skills-mcp`, else `~/.cache/skills-mcp`
+/// (`%LOCALAPPDATA%\skills-mcp` on Windows); `SKILLS_MCP_CACHE_DIR=""` disables the cache.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("SKILLS_MCP_CACHE_DIR") {
+        return (!dir.is_empty()).then(|| PathBuf::from(dir));
+    }
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            if cfg!(windows) {
+                std::env::var_os("LOCALAPPDATA").map(PathBuf::from)
+            } else {
+                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache"))
+            }
+        })?;
+    Some(base.join("skills-mcp"))
+}
+
+/// Reads files on the engine's behalf (the imported `files.read`).
+pub trait FileSource: Send + Sync {
+    /// Bytes of `path` (relative to root `root`), or why it could not be read.
+    fn read(&self, root: u32, path: &str) -> Result<Vec<u8>, String>;
+}
+
+/// A [`FileSource`] with no files (for calls that never read).
+pub struct NoFiles;
+
+impl FileSource for NoFiles {
+    fn read(&self, _root: u32, path: &str) -> Result<Vec<u8>, String> {
+        Err(format!("{path}: no files are available here"))
+    }
+}
+
+/// A typed failure reported by the engine (the WIT `error` variant).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EngineError(pub EngineErrorKind);
+
+impl fmt::Display for EngineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.0 {
+            EngineErrorKind::NotFound(m) => write!(f, "not found: {m}"),
+            EngineErrorKind::InvalidPath(m) => write!(f, "invalid path: {m}"),
+            EngineErrorKind::InvalidArgument(m) => write!(f, "invalid argument: {m}"),
+            EngineErrorKind::TooLarge(e) => write!(
+                f,
+                "{} is {} bytes, over the limit of {} bytes",
+                e.path, e.size, e.limit
+            ),
+            EngineErrorKind::ReadFailed(m) => write!(f, "read failed: {m}"),
+            EngineErrorKind::NotReady => write!(f, "the index is not finished"),
+            EngineErrorKind::Other(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for EngineError {}
+
+/// The engine trapped (panicked, ran out of time or memory): the call failed and the instance
+/// that ran it is unusable.
+#[derive(Debug, Clone)]
+pub struct GuestTrap {
+    /// What the host was asking for.
+    pub call: String,
+    /// The trap, in words.
+    pub reason: String,
+    /// What the guest wrote to stderr during the call (its panic message), if anything.
+    pub guest_message: Option<String>,
+}
+
+impl fmt::Display for GuestTrap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the skills engine failed during `{}`: {}",
+            self.call, self.reason
+        )?;
+        if let Some(m) = &self.guest_message {
+            write!(f, " ({m})")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for GuestTrap {}
+
+/// Convert a wasmtime error (not a trap) to anyhow, keeping its chain as text.
+fn wt(e: wasmtime::Error) -> anyhow::Error {
+    anyhow::Error::from_boxed(e.into_boxed_dyn_error())
+}
+
+/// What every runtime of the process shares: the engine, the compiled component and the
+/// linked `InstancePre`.
+struct Shared {
+    engine: Engine,
+    pre: SkillsEnginePre<State>,
+}
+
+static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
+
+fn shared(cache_dir: Option<&Path>) -> anyhow::Result<&'static Shared> {
+    SHARED
+        .get_or_init(|| Shared::new(cache_dir).map_err(|e| format!("{e:#}")))
+        .as_ref()
+        .map_err(|e| anyhow!("cannot start the skills engine: {e}"))
+}
+
+impl Shared {
+    fn new(cache_dir: Option<&Path>) -> anyhow::Result<Self> {
+        let mut config = Config::new();
+        config.wasm_component_model(true);
+        config.epoch_interruption(true);
+        let engine = Engine::new(&config)
+            .map_err(wt)
+            .context("configuring wasmtime")?;
+        let component = load_component(&engine, cache_dir)?;
+
+        let mut linker = Linker::<State>::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+            .map_err(wt)
+            .context("linking WASI")?;
+        SkillsEngine::add_to_linker::<State, HasSelf<State>>(&mut linker, |s| s)
+            .map_err(wt)
+            .context("linking the files interface")?;
+        let pre = linker
+            .instantiate_pre(&component)
+            .map_err(wt)
+            .context("linking the engine component")?;
+        let pre = SkillsEnginePre::new(pre)
+            .map_err(wt)
+            .context("the engine component does not match wit/")?;
+
+        let ticker = engine.clone();
+        std::thread::Builder::new()
+            .name("skills-engine-epoch".into())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(TICK);
+                    ticker.increment_epoch();
+                }
+            })
+            .context("starting the epoch ticker")?;
+        Ok(Self { engine, pre })
+    }
+}
+
+/// Compile [`COMPONENT`], or load the artifact a previous run of this very binary cached.
+fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> anyhow::Result<Component> {
+    let compile = || {
+        Component::new(engine, COMPONENT)
+            .map_err(wt)
+            .context("compiling the engine component")
+    };
+    let Some(dir) = cache_dir else {
+        return compile();
+    };
+    let file = dir.join(cache_file_name(engine));
+    if file.is_file() {
+        // SAFETY: `deserialize_file` trusts its input to be a well-formed artifact produced by
+        // `Component::serialize` of a compatible engine. The file is our own: this function
+        // writes it (atomically, via a rename) from `Component::serialize` in the per-user
+        // cache folder, and its name carries both the SHA-256 of the embedded component and
+        // the engine's `precompile_compatibility_hash`, so a different component or an
+        // incompatible wasmtime build never finds it. (Wasmtime also checks the artifact's
+        // header against the engine.) Anyone able to replace it could equally replace this
+        // binary.
+        #[allow(unsafe_code)]
+        let loaded = unsafe { Component::deserialize_file(engine, &file) };
+        match loaded {
+            Ok(component) => return Ok(component),
+            Err(e) => eprintln!(
+                "skills-mcp: ignoring the cached engine {}: {e}",
+                file.display()
+            ),
+        }
+    }
+    let component = compile()?;
+    if let Err(e) = store_artifact(&component, dir, &file) {
+        eprintln!(
+            "skills-mcp: could not cache the compiled engine in {}: {e:#}",
+            dir.display()
+        );
+    }
+    Ok(component)
+}
+
+fn cache_file_name(engine: &Engine) -> String {
+    use sha2::{Digest, Sha256};
+    use std::hash::{Hash, Hasher};
+    let digest = Sha256::digest(COMPONENT);
+    let component: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    engine.precompile_compatibility_hash().hash(&mut hasher);
+    format!("engine-{component}-{:016x}.cwasm", hasher.finish())
+}
+
+fn store_artifact(component: &Component, dir: &Path, file: &Path) -> anyhow::Result<()> {
+    let bytes = component.serialize().map_err(wt)?;
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(".engine-{}.tmp", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, file)?;
+    // Artifacts of other builds are dead weight; best effort.
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with("engine-") && name.ends_with(".cwasm") && entry.path() != file {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The data of a store: an empty WASI context, the limits and the host's files.
+struct State {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limits: StoreLimits,
+    files: Arc<dyn FileSource>,
+    stderr: TailBuffer,
+}
+
+impl WasiView for State {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl bindings::skills_mcp::engine::types::Host for State {}
+
+impl bindings::skills_mcp::engine::files::Host for State {
+    fn read(&mut self, root: u32, path: String) -> Result<Vec<u8>, String> {
+        self.files.read(root, &path)
+    }
+}
+
+/// The guest's stderr: only its last [`STDERR_TAIL`] bytes are kept (panic messages).
+#[derive(Clone, Default)]
+struct TailBuffer(Arc<Mutex<VecDeque<u8>>>);
+
+impl TailBuffer {
+    fn take(&self) -> Option<String> {
+        let mut buf = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes: Vec<u8> = buf.drain(..).collect();
+        let text = String::from_utf8_lossy(&bytes);
+        let text = text.trim();
+        (!text.is_empty()).then(|| text.replace('\n', " | "))
+    }
+}
+
+impl tokio::io::AsyncWrite for TailBuffer {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _cx: &mut Context<'_>,
+        data: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let mut buf = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        buf.extend(data);
+        let excess = buf.len().saturating_sub(STDERR_TAIL);
+        buf.drain(..excess);
+        Poll::Ready(Ok(data.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Poll::Ready(Ok(()))
+    }
+}
+
+impl wasmtime_wasi::cli::IsTerminal for TailBuffer {
+    fn is_terminal(&self) -> bool {
+        false
+    }
+}
+
+impl wasmtime_wasi::cli::StdoutStream for TailBuffer {
+    fn async_stream(&self) -> Box<dyn tokio::io::AsyncWrite + Send + Sync> {
+        Box::new(self.clone())
+    }
+}
+
+/// A handle to the process-wide engine with this runtime's limits.
+#[derive(Clone)]
+pub struct Runtime {
+    shared: &'static Shared,
+    options: RuntimeOptions,
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Runtime {
+    /// The engine (compiled on first use in the process) with these limits.
+    pub fn new(options: RuntimeOptions) -> anyhow::Result<Self> {
+        let shared = shared(options.cache_dir.as_deref())?;
+        Ok(Self { shared, options })
+    }
+
+    pub fn options(&self) -> &RuntimeOptions {
+        &self.options
+    }
+
+    /// A fresh instance of the engine reading files through `files`.
+    pub fn instantiate(&self, files: Arc<dyn FileSource>) -> anyhow::Result<Guest> {
+        let stderr = TailBuffer::default();
+        let mut wasi = WasiCtx::builder();
+        wasi.stderr(stderr.clone())
+            .allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false);
+        let state = State {
+            wasi: wasi.build(),
+            table: ResourceTable::new(),
+            limits: StoreLimitsBuilder::new()
+                .memory_size(self.options.memory_limit)
+                .trap_on_grow_failure(true)
+                .build(),
+            files,
+            stderr,
+        };
+        let mut store = Store::new(&self.shared.engine, state);
+        store.limiter(|s| &mut s.limits);
+        store.epoch_deadline_trap();
+        let ticks = (self.options.call_timeout.as_millis() / TICK.as_millis()).max(1);
+        let deadline = u64::try_from(ticks).unwrap_or(u64::MAX);
+        store.set_epoch_deadline(deadline);
+        let mut guest = Guest {
+            store,
+            bindings: None,
+            deadline,
+            timeout: self.options.call_timeout,
+            poisoned: None,
+            trap_next_call: false,
+        };
+        let instance = guest.call("instantiate", |store, _| {
+            self.shared.pre.instantiate(store).map(Some)
+        });
+        guest.bindings = instance?;
+        Ok(guest)
+    }
+}
+
+/// One instance of the engine in its own store. Calls are sequential (`&mut self`).
+pub struct Guest {
+    store: Store<State>,
+    bindings: Option<SkillsEngine>,
+    deadline: u64,
+    timeout: Duration,
+    /// Set by a trap: the reason every later call fails.
+    poisoned: Option<GuestTrap>,
+    trap_next_call: bool,
+}
+
+/// An index resource living in a [`Guest`].
+#[derive(Debug, Clone, Copy)]
+pub struct IndexHandle(ResourceAny);
+
+type CallResult<T> = Result<T, EngineErrorKind>;
+
+impl Guest {
+    /// Whether a trap made this instance unusable.
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned.is_some()
+    }
+
+    /// Make the next call trap at once (epoch deadline 0), to exercise recovery in tests.
+    #[doc(hidden)]
+    pub fn trap_next_call(&mut self) {
+        self.trap_next_call = true;
+    }
+
+    /// Run one call with a fresh deadline; a trap poisons the instance.
+    fn call<R>(
+        &mut self,
+        what: &str,
+        f: impl FnOnce(&mut Store<State>, Option<&SkillsEngine>) -> wasmtime::Result<R>,
+    ) -> anyhow::Result<R> {
+        if let Some(trap) = &self.poisoned {
+            return Err(anyhow!(trap.clone()))
+                .context(format!("the engine instance is unusable, `{what}` refused"));
+        }
+        let deadline = if std::mem::take(&mut self.trap_next_call) {
+            0
+        } else {
+            self.deadline
+        };
+        self.store.set_epoch_deadline(deadline);
+        let _ = self.store.data().stderr.take();
+        let result = f(&mut self.store, self.bindings.as_ref());
+        match result {
+            Ok(r) => Ok(r),
+            Err(e) => {
+                let reason = match e.downcast_ref::<wasmtime::Trap>() {
+                    Some(wasmtime::Trap::Interrupt) => {
+                        format!("it ran longer than {:?} and was stopped", self.timeout)
+                    }
+                    Some(wasmtime::Trap::StackOverflow) => "it ran out of stack".to_string(),
+                    Some(wasmtime::Trap::UnreachableCodeReached) => "it panicked".to_string(),
+                    Some(trap) => format!("it trapped: {trap}"),
+                    None => {
+                        let text = format!("{e:#}");
+                        let first = text.lines().next().unwrap_or("unknown error");
+                        if first.contains("memory") {
+                            format!("it ran out of memory: {first}")
+                        } else {
+                            first.to_string()
+                        }
+                    }
+                };
+                let trap = GuestTrap {
+                    call: what.to_string(),
+                    reason,
+                    guest_message: self.store.data().stderr.take(),
+                };
+                self.poisoned = Some(trap.clone());
+                Err(anyhow!(trap))
+            }
+        }
+    }
+
+    fn engine_call<R>(
+        &mut self,
+        what: &str,
+        f: impl FnOnce(
+            &mut Store<State>,
+            &bindings::exports::skills_mcp::engine::engine::Guest,
+        ) -> wasmtime::Result<R>,
+    ) -> anyhow::Result<R> {
+        self.call(what, |store, bindings| {
+            let bindings = bindings.ok_or_else(|| wasmtime::format_err!("not instantiated"))?;
+            f(store, bindings.skills_mcp_engine_engine())
+        })
+    }
+
+    fn typed<R>(&mut self, what: &str, r: anyhow::Result<CallResult<R>>) -> anyhow::Result<R> {
+        let _ = self;
+        r?.map_err(|e| anyhow!(EngineError(e)))
+            .with_context(|| what.to_string())
+    }
+
+    /// How the host must walk a root.
+    pub fn walk_policy(&mut self) -> anyhow::Result<WalkPolicy> {
+        self.engine_call("get-walk-policy", |s, e| e.call_get_walk_policy(s))
+    }
+
+    /// Check a relative file argument (`..`, absolute, backslash, NUL, empty segment).
+    pub fn validate_relative_path(&mut self, path: &str) -> anyhow::Result<String> {
+        let r = self.engine_call("validate-relative-path", |s, e| {
+            e.call_validate_relative_path(s, path)
+        });
+        self.typed(&format!("checking the path {path:?}"), r)
+    }
+
+    /// A new, empty index.
+    pub fn new_index(&mut self, config: &EngineConfig) -> anyhow::Result<IndexHandle> {
+        self.engine_call("index", |s, e| e.index().call_constructor(s, *config))
+            .map(IndexHandle)
+    }
+
+    /// Drop an index (its guest-side destructor runs).
+    pub fn drop_index(&mut self, index: IndexHandle) -> anyhow::Result<()> {
+        self.call("index.drop", |s, _| index.0.resource_drop(s))
+    }
+
+    pub fn add_root(
+        &mut self,
+        index: IndexHandle,
+        name: &str,
+        listing: &[Entry],
+    ) -> anyhow::Result<Vec<String>> {
+        self.engine_call("index.add-root", |s, e| {
+            e.index().call_add_root(s, index.0, name, listing)
+        })
+    }
+
+    pub fn add_files(
+        &mut self,
+        index: IndexHandle,
+        root: u32,
+        files: &[FileData],
+    ) -> anyhow::Result<()> {
+        self.engine_call("index.add-files", |s, e| {
+            e.index().call_add_files(s, index.0, root, files)
+        })
+    }
+
+    pub fn finish(&mut self, index: IndexHandle) -> anyhow::Result<()> {
+        self.engine_call("index.finish", |s, e| e.index().call_finish(s, index.0))
+    }
+
+    pub fn len(&mut self, index: IndexHandle) -> anyhow::Result<u32> {
+        self.engine_call("index.len", |s, e| e.index().call_len(s, index.0))
+    }
+
+    pub fn skills(&mut self, index: IndexHandle) -> anyhow::Result<Vec<SkillInfo>> {
+        self.engine_call("index.skills", |s, e| e.index().call_skills(s, index.0))
+    }
+
+    pub fn get(&mut self, index: IndexHandle, path_or_name: &str) -> anyhow::Result<SkillInfo> {
+        let r = self.engine_call("index.get", |s, e| {
+            e.index().call_get(s, index.0, path_or_name)
+        });
+        self.typed(&format!("looking up the skill {path_or_name:?}"), r)
+    }
+
+    pub fn suggest(
+        &mut self,
+        index: IndexHandle,
+        path_or_name: &str,
+        limit: u32,
+    ) -> anyhow::Result<Vec<String>> {
+        self.engine_call("index.suggest", |s, e| {
+            e.index().call_suggest(s, index.0, path_or_name, limit)
+        })
+    }
+
+    pub fn search(
+        &mut self,
+        index: IndexHandle,
+        query: &str,
+        limit: u32,
+    ) -> anyhow::Result<Vec<SearchHit>> {
+        let r = self.engine_call("index.search", |s, e| {
+            e.index().call_search(s, index.0, query, limit)
+        });
+        self.typed(&format!("searching for {query:?}"), r)
+    }
+
+    pub fn explain(
+        &mut self,
+        index: IndexHandle,
+        query: &str,
+        skill_path: &str,
+    ) -> anyhow::Result<Explanation> {
+        let r = self.engine_call("index.explain", |s, e| {
+            e.index().call_explain(s, index.0, query, skill_path)
+        });
+        self.typed(&format!("explaining {skill_path:?} for {query:?}"), r)
+    }
+
+    pub fn route(&mut self, index: IndexHandle, context: &str) -> anyhow::Result<RouteOutcome> {
+        let r = self.engine_call("index.route", |s, e| {
+            e.index().call_route(s, index.0, context)
+        });
+        self.typed(&format!("routing {context:?}"), r)
+    }
+
+    pub fn resolve(
+        &mut self,
+        index: IndexHandle,
+        skill_path: &str,
+    ) -> anyhow::Result<ResolvedSkill> {
+        let r = self.engine_call("index.resolve", |s, e| {
+            e.index().call_resolve(s, index.0, skill_path)
+        });
+        self.typed(&format!("resolving the skill {skill_path:?}"), r)
+    }
+
+    pub fn locate_asset(
+        &mut self,
+        index: IndexHandle,
+        skill_path: &str,
+        file: &str,
+    ) -> anyhow::Result<AssetLocation> {
+        let r = self.engine_call("index.locate-asset", |s, e| {
+            e.index().call_locate_asset(s, index.0, skill_path, file)
+        });
+        self.typed(&format!("locating {file:?} of the skill {skill_path:?}"), r)
+    }
+
+    pub fn tree(
+        &mut self,
+        index: IndexHandle,
+        path: Option<&str>,
+    ) -> anyhow::Result<Vec<TreeNode>> {
+        let r = self.engine_call("index.tree", |s, e| e.index().call_tree(s, index.0, path));
+        self.typed(
+            &match path {
+                Some(p) => format!("listing the skill tree below {p:?}"),
+                None => "listing the skill tree".to_string(),
+            },
+            r,
+        )
+    }
+
+    pub fn manifest(
+        &mut self,
+        index: IndexHandle,
+        skill_path: &str,
+    ) -> anyhow::Result<Vec<ManifestFile>> {
+        let r = self.engine_call("index.manifest", |s, e| {
+            e.index().call_manifest(s, index.0, skill_path)
+        });
+        self.typed(&format!("listing the files of the skill {skill_path:?}"), r)
+    }
+
+    pub fn skill_md(&mut self, index: IndexHandle, skill_path: &str) -> anyhow::Result<Vec<u8>> {
+        let r = self.engine_call("index.skill-md", |s, e| {
+            e.index().call_skill_md(s, index.0, skill_path)
+        });
+        self.typed(&format!("rendering SKILL.md of {skill_path:?}"), r)
+    }
+
+    pub fn reports(&mut self, index: IndexHandle) -> anyhow::Result<Vec<FileReport>> {
+        self.engine_call("index.reports", |s, e| e.index().call_reports(s, index.0))
+    }
+}
