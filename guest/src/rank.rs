@@ -1,6 +1,38 @@
-//! The default ranking: fielded BM25 over a skill's text (issue 6).
+//! The default ranking: fielded BM25 (BM25F) over a skill's text (issue 6).
 //!
 //! Built once per index from [`SearchDoc`]s; a query never re-tokenises the catalogue.
+//!
+//! # Algorithm
+//! Every field of a skill is analysed with [`crate::text::analyze`] (identifier splitting,
+//! compound joins, abbreviation table, stop words, English Snowball stemming). For a query term
+//! `t` and a skill `d`:
+//!
+//! ```text
+//! tf~(t, d)   = sum over fields f of  w_f * tf_f(t, d) / (1 - b_f + b_f * len_f(d) / avglen_f)
+//! idf(t)      = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+//! s(t, d)     = idf(t) * tf~ / (k1 + tf~)
+//! ```
+//!
+//! Each query term forms a *slot* whose alternatives are the term itself and, at reduced
+//! weight, vocabulary terms it is a prefix of (or that are a prefix of it), and, for a term
+//! the catalogue does not know, terms one edit away (typos). A slot scores the best of its
+//! alternatives, so expansions never add up.
+//!
+//! # Normalisation (what `min_score` means)
+//! `raw(d) = sum over slots of weight(slot) * s(best alternative, d)`; its ceiling for the query
+//! is `max = sum over slots of weight(slot) * idf(slot term)` (every term present, saturated).
+//! A term the catalogue has never seen counts in `max` with the idf of a term seen nowhere, so a
+//! request about something no skill covers cannot score high.
+//! `coverage(d) = raw(d) / max` is in `0..=1`: the share of the request's information that
+//! the skill accounts for. The final score adds a bounded bonus for skills whose name the
+//! request spells out: `score = (1 - β) * coverage + β * name_match`, `name_match` in `0..=1`
+//! (the share of the name's words present in the request, counted only when the skill also
+//! matched some request term); hence `score` is in `0..=1`. See [`Params`].
+
+use crate::model::{ExplainTerm, Explanation};
+use crate::text::{Analyzer, analyze};
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
 
 /// The searchable text of one skill, extracted at index time (bodies are not kept).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -31,22 +63,665 @@ pub struct Scored {
     pub matched: Vec<String>,
 }
 
+/// Number of indexed fields.
+pub const NUM_FIELDS: usize = 7;
+
+/// Field names, in index order (as shown by `explain`).
+pub const FIELD_NAMES: [&str; NUM_FIELDS] = [
+    "name",
+    "keywords",
+    "description",
+    "hints",
+    "headings",
+    "body",
+    "path",
+];
+
+/// Ranking parameters. [`Params::default`] is the tuned default.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params {
+    /// BM25 term-frequency saturation.
+    pub k1: f64,
+    /// Field weights `w_f` (order of [`FIELD_NAMES`]).
+    pub weight: [f64; NUM_FIELDS],
+    /// Field length normalisation `b_f`.
+    pub b: [f64; NUM_FIELDS],
+    /// Weight of a query slot made from a compound join or a phrase abbreviation.
+    pub joined_weight: f64,
+    /// Factor of a prefix alternative (`postgres` -> `postgresql`).
+    pub prefix_factor: f64,
+    /// Factor of a typo alternative (one edit away, unknown query terms only).
+    pub typo_factor: f64,
+    /// Shortest query term (characters) expanded by prefix.
+    pub prefix_min_len: usize,
+    /// Shortest unknown query term (characters) given typo alternatives.
+    pub typo_min_len: usize,
+    /// Weight β of the name-match bonus in the final score.
+    pub name_bonus: f64,
+    /// Bytes of body text indexed (the rest is ignored even when given).
+    pub body_bytes: usize,
+}
+
+impl Default for Params {
+    fn default() -> Self {
+        Self {
+            k1: 1.2,
+            weight: [3.0, 2.0, 2.0, 1.0, 0.5, 0.3, 1.0],
+            b: [0.5, 0.5, 0.75, 0.75, 0.75, 0.75, 0.5],
+            joined_weight: 0.5,
+            prefix_factor: 0.5,
+            typo_factor: 0.6,
+            prefix_min_len: 4,
+            typo_min_len: 5,
+            name_bonus: 0.0,
+            body_bytes: BODY_PREFIX_BYTES,
+        }
+    }
+}
+
+/// One posting: a document and its term frequency in each field.
+#[derive(Debug, Clone)]
+struct Posting {
+    doc: u32,
+    tf: [u16; NUM_FIELDS],
+}
+
+/// The postings of one term, with the saturated BM25F frequency precomputed per document.
+#[derive(Debug, Clone, Default)]
+struct PostingList {
+    postings: Vec<Posting>,
+    /// `tf~ / (k1 + tf~)` per posting.
+    sat: Vec<f32>,
+}
+
+/// One alternative of a query slot: a vocabulary term and its factor.
+#[derive(Debug, Clone)]
+struct Alt {
+    term: u32,
+    factor: f64,
+    kind: &'static str,
+}
+
+/// One query term and its alternatives.
+#[derive(Debug, Clone)]
+struct Slot {
+    /// The stemmed query term.
+    term: String,
+    /// How it was written.
+    surface: String,
+    weight: f64,
+    /// idf of the term itself (that of an unseen term when the catalogue lacks it).
+    idf: f64,
+    alts: Vec<Alt>,
+}
+
+/// A prepared query.
+#[derive(Debug, Clone)]
+struct Query {
+    slots: Vec<Slot>,
+    /// Ceiling of the raw score (every slot present and saturated).
+    max: f64,
+    /// Vocabulary ids of the query's own terms (not expansions), sorted.
+    exact: Vec<u32>,
+}
+
 /// The search structure over all documents.
 #[derive(Debug, Default)]
-pub struct SearchIndex {}
+pub struct SearchIndex {
+    params: Params,
+    n_docs: usize,
+    vocab: HashMap<String, u32>,
+    /// Vocabulary sorted, for prefix ranges: (term, id).
+    sorted: Vec<(String, u32)>,
+    /// Term text by id.
+    term_text: Vec<String>,
+    /// Typo candidates (terms in at least 2 documents) by byte length.
+    typo_by_len: Vec<Vec<u32>>,
+    postings: Vec<PostingList>,
+    idf: Vec<f64>,
+    /// Per document, per field: `w_f / (1 - b_f + b_f * len / avg)`.
+    norm: Vec<[f64; NUM_FIELDS]>,
+    /// Per document: the stemmed terms of its name (for the name bonus).
+    name_terms: Vec<Vec<u32>>,
+    priority: Vec<i32>,
+    paths: Vec<String>,
+}
+
+/// The text of each field of `doc`, as indexed.
+fn field_texts(doc: &SearchDoc, body_bytes: usize) -> [String; NUM_FIELDS] {
+    let last = doc.skill_path.rsplit('/').next().unwrap_or("");
+    let mut name = doc.name.clone();
+    if !last.is_empty() && !last.eq_ignore_ascii_case(&doc.name) {
+        name.push(' ');
+        name.push_str(last);
+    }
+    let path: String = {
+        let segs: Vec<&str> = doc.skill_path.split('/').collect();
+        segs[..segs.len().saturating_sub(1)].join(" ")
+    };
+    [
+        name,
+        doc.keywords.join("\n"),
+        doc.description.clone(),
+        doc.hints.clone(),
+        doc.headings.clone(),
+        truncate_utf8(&doc.body_prefix, body_bytes).to_string(),
+        path,
+    ]
+}
+
+/// tf~ of a posting, given the per-document field norms.
+fn pseudo_tf(norm: &[[f64; NUM_FIELDS]], posting: &Posting) -> f64 {
+    let n = &norm[posting.doc as usize];
+    let mut s = 0.0;
+    for f in 0..NUM_FIELDS {
+        if posting.tf[f] != 0 {
+            s += f64::from(posting.tf[f]) * n[f];
+        }
+    }
+    s
+}
+
+/// The vocabulary in a deterministic (sorted) order.
+fn sorted_ref(vocab: &HashMap<String, u32>) -> Vec<(&str, u32)> {
+    let mut v: Vec<(&str, u32)> = vocab.iter().map(|(t, &i)| (t.as_str(), i)).collect();
+    v.sort_unstable();
+    v
+}
+
+/// The longest prefix of `s` of at most `max` bytes ending on a character boundary.
+pub fn truncate_utf8(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+fn idf_of(n_docs: usize, df: usize) -> f64 {
+    let n = n_docs as f64;
+    let df = df as f64;
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+/// Whether `a` and `b` are at most one edit apart (insertion, deletion, substitution or
+/// transposition of adjacent characters).
+pub fn within_one_edit(a: &str, b: &str) -> bool {
+    if a.is_ascii() && b.is_ascii() {
+        one_edit(a.as_bytes(), b.as_bytes())
+    } else {
+        let a: Vec<char> = a.chars().collect();
+        let b: Vec<char> = b.chars().collect();
+        one_edit(&a, &b)
+    }
+}
+
+fn one_edit<T: PartialEq>(a: &[T], b: &[T]) -> bool {
+    let (la, lb) = (a.len(), b.len());
+    if la.abs_diff(lb) > 1 {
+        return false;
+    }
+    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    if prefix == la && prefix == lb {
+        return true;
+    }
+    let (ra, rb) = (&a[prefix..], &b[prefix..]);
+    if la == lb {
+        // substitution or transposition
+        ra[1..] == rb[1..]
+            || (ra.len() >= 2 && ra[0] == rb[1] && ra[1] == rb[0] && ra[2..] == rb[2..])
+    } else if la > lb {
+        ra[1..] == *rb
+    } else {
+        *ra == rb[1..]
+    }
+}
 
 impl SearchIndex {
-    pub fn build(_docs: &[SearchDoc]) -> Self {
-        todo!("rank: build")
+    pub fn build(docs: &[SearchDoc]) -> Self {
+        Self::build_with(docs, Params::default())
+    }
+
+    /// Build with explicit parameters (for evaluation and tests).
+    pub fn build_with(docs: &[SearchDoc], params: Params) -> Self {
+        let n_docs = docs.len();
+        let mut vocab: HashMap<String, u32> = HashMap::new();
+        let mut postings: Vec<Vec<Posting>> = Vec::new();
+        let mut lens: Vec<[f64; NUM_FIELDS]> = Vec::with_capacity(n_docs);
+        let mut name_terms = Vec::with_capacity(n_docs);
+        let mut analyzer = Analyzer::new();
+        let mut tfs: HashMap<u32, [u16; NUM_FIELDS]> = HashMap::new();
+        for (d, doc) in docs.iter().enumerate() {
+            let texts = field_texts(doc, params.body_bytes);
+            tfs.clear();
+            let mut len = [0.0; NUM_FIELDS];
+            for (f, text) in texts.iter().enumerate() {
+                analyzer.run(text, |term, _, _, joined| {
+                    if !joined {
+                        len[f] += 1.0;
+                    }
+                    let id = match vocab.get(term) {
+                        Some(&id) => id,
+                        None => {
+                            let id = vocab.len() as u32;
+                            vocab.insert(term.to_string(), id);
+                            postings.push(Vec::new());
+                            id
+                        }
+                    };
+                    let e = tfs.entry(id).or_insert([0; NUM_FIELDS]);
+                    e[f] = e[f].saturating_add(1);
+                });
+            }
+            let mut ids: Vec<(u32, [u16; NUM_FIELDS])> =
+                tfs.iter().map(|(&i, &t)| (i, t)).collect();
+            ids.sort_unstable_by_key(|x| x.0);
+            for (id, tf) in ids {
+                postings[id as usize].push(Posting { doc: d as u32, tf });
+            }
+            let mut nt: Vec<u32> = Vec::new();
+            analyzer.run(&doc.name, |term, _, _, joined| {
+                if !joined && let Some(&id) = vocab.get(term) {
+                    nt.push(id);
+                }
+            });
+            nt.sort_unstable();
+            nt.dedup();
+            name_terms.push(nt);
+            lens.push(len);
+        }
+        let mut avg = [0.0; NUM_FIELDS];
+        for l in &lens {
+            for f in 0..NUM_FIELDS {
+                avg[f] += l[f];
+            }
+        }
+        for a in &mut avg {
+            *a = if n_docs == 0 {
+                1.0
+            } else {
+                (*a / n_docs as f64).max(1.0)
+            };
+        }
+        let norm: Vec<[f64; NUM_FIELDS]> = lens
+            .iter()
+            .map(|l| {
+                let mut n = [0.0; NUM_FIELDS];
+                for f in 0..NUM_FIELDS {
+                    let b = params.b[f];
+                    n[f] = params.weight[f] / (1.0 - b + b * l[f] / avg[f]);
+                }
+                n
+            })
+            .collect();
+        let idf = postings.iter().map(|p| idf_of(n_docs, p.len())).collect();
+        let postings: Vec<PostingList> = postings
+            .into_iter()
+            .map(|list| {
+                let sat = list
+                    .iter()
+                    .map(|p| {
+                        let tf = pseudo_tf(&norm, p);
+                        (tf / (params.k1 + tf)) as f32
+                    })
+                    .collect();
+                PostingList {
+                    postings: list,
+                    sat,
+                }
+            })
+            .collect();
+        let mut sorted: Vec<(String, u32)> = vocab.iter().map(|(t, &i)| (t.clone(), i)).collect();
+        sorted.sort_unstable();
+        let mut term_text = vec![String::new(); vocab.len()];
+        for (t, &i) in &vocab {
+            term_text[i as usize] = t.clone();
+        }
+        let mut typo_by_len: Vec<Vec<u32>> = Vec::new();
+        for (t, i) in sorted_ref(&vocab) {
+            if postings[i as usize].postings.len() >= 2 {
+                if typo_by_len.len() <= t.len() {
+                    typo_by_len.resize(t.len() + 1, Vec::new());
+                }
+                typo_by_len[t.len()].push(i);
+            }
+        }
+        Self {
+            typo_by_len,
+            term_text,
+            params,
+            n_docs,
+            vocab,
+            sorted,
+            postings,
+            idf,
+            norm,
+            name_terms,
+            priority: docs.iter().map(|d| d.priority).collect(),
+            paths: docs.iter().map(|d| d.skill_path.clone()).collect(),
+        }
+    }
+
+    pub fn params(&self) -> &Params {
+        &self.params
+    }
+
+    pub fn len(&self) -> usize {
+        self.n_docs
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n_docs == 0
+    }
+
+    /// idf of a term unknown to the catalogue.
+    fn unseen_idf(&self) -> f64 {
+        idf_of(self.n_docs, 0)
+    }
+
+    /// The query's slots (one per distinct analysed term).
+    fn slots(&self, query: &str) -> Vec<Slot> {
+        let p = &self.params;
+        let mut seen = HashSet::new();
+        let mut slots = Vec::new();
+        for t in analyze(query) {
+            if !seen.insert(t.term.clone()) {
+                continue;
+            }
+            let mut alts = Vec::new();
+            let known = self.vocab.get(&t.term).copied();
+            if let Some(id) = known {
+                alts.push(Alt {
+                    term: id,
+                    factor: 1.0,
+                    kind: "exact",
+                });
+            }
+            let n = t.term.chars().count();
+            if n >= p.prefix_min_len && p.prefix_factor > 0.0 {
+                // vocabulary terms the query term is a prefix of
+                let start = self
+                    .sorted
+                    .partition_point(|(s, _)| s.as_str() < t.term.as_str());
+                for (s, id) in &self.sorted[start..] {
+                    if !s.starts_with(t.term.as_str()) {
+                        break;
+                    }
+                    if Some(*id) != known {
+                        alts.push(Alt {
+                            term: *id,
+                            factor: p.prefix_factor,
+                            kind: "prefix",
+                        });
+                    }
+                }
+                // vocabulary terms that are a prefix of the query term
+                for (cut, _) in t.term.char_indices().skip(p.prefix_min_len) {
+                    if let Some(&id) = self.vocab.get(&t.term[..cut]) {
+                        alts.push(Alt {
+                            term: id,
+                            factor: p.prefix_factor,
+                            kind: "prefix",
+                        });
+                    }
+                }
+            }
+            if known.is_none() && n >= p.typo_min_len && p.typo_factor > 0.0 {
+                let l = t.term.len();
+                for len in l.saturating_sub(2)..=l + 2 {
+                    for &id in self.typo_by_len.get(len).map_or(&[][..], |v| v.as_slice()) {
+                        if within_one_edit(&self.term_text[id as usize], &t.term) {
+                            alts.push(Alt {
+                                term: id,
+                                factor: p.typo_factor,
+                                kind: "typo",
+                            });
+                        }
+                    }
+                }
+            }
+            let idf = known.map_or_else(|| self.unseen_idf(), |id| self.idf[id as usize]);
+            slots.push(Slot {
+                term: t.term,
+                surface: t.surface,
+                weight: if t.joined { p.joined_weight } else { 1.0 },
+                idf,
+                alts,
+            });
+        }
+        slots
+    }
+
+    /// tf~ of a posting.
+    fn pseudo_tf(&self, posting: &Posting) -> f64 {
+        pseudo_tf(&self.norm, posting)
+    }
+
+    /// Analyse a query once: its slots, the ceiling of its raw score, its exact term ids.
+    fn prepare(&self, query: &str) -> Query {
+        let slots = self.slots(query);
+        let max = slots.iter().map(|s| s.weight * s.idf).sum();
+        let mut exact: Vec<u32> = slots
+            .iter()
+            .flat_map(|s| s.alts.iter().filter(|a| a.factor >= 1.0).map(|a| a.term))
+            .collect();
+        exact.sort_unstable();
+        exact.dedup();
+        Query { slots, max, exact }
+    }
+
+    /// Raw scores (before normalisation) of every document.
+    fn raw_scores(&self, q: &Query) -> Vec<f64> {
+        let mut total = vec![0.0f64; self.n_docs];
+        let mut best = vec![0.0f64; self.n_docs];
+        let mut touched: Vec<u32> = Vec::new();
+        for slot in &q.slots {
+            for alt in &slot.alts {
+                let idf = alt.factor * self.idf[alt.term as usize];
+                let list = &self.postings[alt.term as usize];
+                for (posting, &sat) in list.postings.iter().zip(&list.sat) {
+                    let c = idf * f64::from(sat);
+                    let d = posting.doc as usize;
+                    if best[d] == 0.0 {
+                        touched.push(posting.doc);
+                    }
+                    if c > best[d] {
+                        best[d] = c;
+                    }
+                }
+            }
+            for &d in &touched {
+                let d = d as usize;
+                total[d] += slot.weight * best[d];
+                best[d] = 0.0;
+            }
+            touched.clear();
+        }
+        total
+    }
+
+    /// Share of `doc`'s name words that the query contains exactly (0 when the name is empty).
+    fn name_match(&self, q: &Query, doc: usize) -> f64 {
+        let nt = &self.name_terms[doc];
+        if nt.is_empty() {
+            return 0.0;
+        }
+        let hit = nt
+            .iter()
+            .filter(|id| q.exact.binary_search(id).is_ok())
+            .count();
+        hit as f64 / nt.len() as f64
+    }
+
+    /// (score, coverage, name match) of a document with raw score `raw`.
+    fn finalise(&self, q: &Query, raw: f64, doc: usize) -> (f64, f64, f64) {
+        let coverage = if q.max > 0.0 {
+            (raw / q.max).clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let beta = self.params.name_bonus;
+        let nm = if raw > 0.0 && beta > 0.0 {
+            self.name_match(q, doc)
+        } else {
+            0.0
+        };
+        ((1.0 - beta) * coverage + beta * nm, coverage, nm)
+    }
+
+    /// Whether `doc` holds vocabulary term `term`.
+    fn has_term(&self, term: u32, doc: usize) -> bool {
+        self.postings[term as usize]
+            .postings
+            .binary_search_by_key(&(doc as u32), |p| p.doc)
+            .is_ok()
     }
 
     /// Best first, scores normalised to 0..=1, at most `limit`.
-    pub fn search(&self, _query: &str, _limit: usize) -> Vec<Scored> {
-        todo!("rank: search")
+    ///
+    /// Ties are broken by priority (higher first), then skill path. Documents matching no
+    /// query term are not returned. `matched` lists the request words (as written) the skill
+    /// matched, directly or through an expansion.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<Scored> {
+        let q = self.prepare(query);
+        if q.slots.is_empty() || limit == 0 {
+            return Vec::new();
+        }
+        let raw = self.raw_scores(&q);
+        let mut out: Vec<Scored> = Vec::new();
+        for (d, &r) in raw.iter().enumerate() {
+            if r > 0.0 {
+                out.push(Scored {
+                    doc: d,
+                    score: self.finalise(&q, r, d).0,
+                    matched: Vec::new(),
+                });
+            }
+        }
+        let cmp = |a: &Scored, b: &Scored| {
+            b.score
+                .partial_cmp(&a.score)
+                .unwrap_or(Ordering::Equal)
+                .then_with(|| self.priority[b.doc].cmp(&self.priority[a.doc]))
+                .then_with(|| self.paths[a.doc].cmp(&self.paths[b.doc]))
+        };
+        if out.len() > limit {
+            out.select_nth_unstable_by(limit - 1, cmp);
+            out.truncate(limit);
+        }
+        out.sort_by(cmp);
+        for s in &mut out {
+            s.matched = q
+                .slots
+                .iter()
+                .filter(|slot| slot.alts.iter().any(|a| self.has_term(a.term, s.doc)))
+                .map(|slot| slot.surface.clone())
+                .collect();
+        }
+        out
     }
 
     /// Per-field, per-term contributions of `doc` to `query`.
-    pub fn explain(&self, _query: &str, _doc: usize) -> crate::model::Explanation {
-        todo!("rank: explain")
+    ///
+    /// Each term line is that term's share of the final score in one field (its BM25F
+    /// contribution split across fields in proportion to their weighted frequencies, scaled by
+    /// the normalisation); the `bonus` line is the name-match bonus. The lines sum to `score`.
+    pub fn explain(&self, query: &str, doc: usize) -> Explanation {
+        let path = self.paths.get(doc).cloned().unwrap_or_default();
+        let mut terms = Vec::new();
+        let mut notes = Vec::new();
+        if doc >= self.n_docs {
+            notes.push("no such document".to_string());
+            return Explanation {
+                skill_path: path,
+                score: 0.0,
+                terms,
+                notes,
+            };
+        }
+        let q = self.prepare(query);
+        let slots = &q.slots;
+        let max = q.max;
+        let beta = self.params.name_bonus;
+        let mut raw = 0.0;
+        let mut lines: Vec<(usize, String, f64)> = Vec::new();
+        for slot in slots {
+            let mut best: Option<(f64, &Alt, &Posting)> = None;
+            for alt in &slot.alts {
+                let list = &self.postings[alt.term as usize];
+                if let Ok(i) = list.postings.binary_search_by_key(&(doc as u32), |p| p.doc) {
+                    let p = &list.postings[i];
+                    let c = alt.factor * self.idf[alt.term as usize] * f64::from(list.sat[i]);
+                    if best.as_ref().is_none_or(|(b, _, _)| c > *b) {
+                        best = Some((c, alt, p));
+                    }
+                }
+            }
+            let Some((c, alt, p)) = best else { continue };
+            let c = c * slot.weight;
+            raw += c;
+            let tf = self.pseudo_tf(p);
+            let n = &self.norm[doc];
+            let label = if alt.kind == "exact" {
+                slot.surface.clone()
+            } else {
+                format!(
+                    "{} ~{} ({})",
+                    slot.surface, self.term_text[alt.term as usize], alt.kind
+                )
+            };
+            for f in 0..NUM_FIELDS {
+                if p.tf[f] != 0 && tf > 0.0 {
+                    let share = f64::from(p.tf[f]) * n[f] / tf;
+                    lines.push((f, label.clone(), c * share));
+                }
+            }
+        }
+        let (score, coverage, nm) = self.finalise(&q, raw, doc);
+        let scale = if max > 0.0 && raw > 0.0 {
+            (1.0 - beta) * coverage / raw
+        } else {
+            0.0
+        };
+        for (f, term, c) in lines {
+            terms.push(ExplainTerm {
+                field: FIELD_NAMES[f].to_string(),
+                term,
+                contribution: c * scale,
+            });
+        }
+        if beta > 0.0 && nm > 0.0 {
+            terms.push(ExplainTerm {
+                field: "bonus".to_string(),
+                term: "name match".to_string(),
+                contribution: beta * nm,
+            });
+        }
+        notes.push(format!(
+            "coverage = raw {raw:.4} / ceiling {max:.4} = {coverage:.4} (ceiling: every request term \
+             present and saturated; unknown terms count with idf {:.3})",
+            self.unseen_idf()
+        ));
+        notes.push(format!(
+            "score = {:.2} * coverage + {beta:.2} * name match {nm:.2} = {score:.4}",
+            1.0 - beta
+        ));
+        let unknown: Vec<&str> = slots
+            .iter()
+            .filter(|s| !self.vocab.contains_key(&s.term))
+            .map(|s| s.surface.as_str())
+            .collect();
+        if !unknown.is_empty() {
+            notes.push(format!("terms no skill uses: {}", unknown.join(", ")));
+        }
+        Explanation {
+            skill_path: path,
+            score,
+            terms,
+            notes,
+        }
     }
 }

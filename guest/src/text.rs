@@ -8,7 +8,8 @@
 
 use rust_stemmers::{Algorithm, Stemmer};
 use std::borrow::Cow;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 use std::sync::OnceLock;
 
 /// English stop words (a classic IR list: articles, pronouns, auxiliaries, prepositions,
@@ -288,43 +289,65 @@ pub fn is_rank_stop_word(word: &str) -> bool {
 /// `http`, `server`). Everything is lowercased.
 pub fn split_identifiers(text: &str) -> Vec<Vec<String>> {
     let mut groups = Vec::new();
+    let mut buf = String::new();
+    let mut ranges = Vec::new();
     for chunk in text.split_whitespace() {
-        let mut parts: Vec<String> = Vec::new();
-        for piece in chunk.split(|c: char| !c.is_alphanumeric()) {
-            if piece.is_empty() {
-                continue;
-            }
-            for p in split_camel(piece) {
-                parts.push(p.to_lowercase());
-            }
-        }
-        if !parts.is_empty() {
-            groups.push(parts);
+        split_chunk(chunk, &mut buf, &mut ranges);
+        if !ranges.is_empty() {
+            groups.push(
+                ranges
+                    .iter()
+                    .map(|r: &(usize, usize)| buf[r.0..r.1].to_string())
+                    .collect(),
+            );
         }
     }
     groups
 }
 
+/// Split one whitespace-free chunk into lowercase parts, written to `buf` (cleared) as
+/// `ranges`.
+fn split_chunk(chunk: &str, buf: &mut String, ranges: &mut Vec<(usize, usize)>) {
+    buf.clear();
+    ranges.clear();
+    for piece in chunk.split(|c: char| !c.is_alphanumeric()) {
+        if piece.is_empty() {
+            continue;
+        }
+        for part in split_camel(piece) {
+            let start = buf.len();
+            if part.is_ascii() {
+                buf.extend(part.bytes().map(|b| b.to_ascii_lowercase() as char));
+            } else {
+                buf.push_str(&part.to_lowercase());
+            }
+            ranges.push((start, buf.len()));
+        }
+    }
+}
+
 /// Split a run of letters/digits at lower->upper case changes and at the end of an acronym
 /// (`XMLHttpRequest` -> `XML`, `Http`, `Request`). Digits stay with their neighbours (`k8s`,
 /// `fp16`, `s3`).
-fn split_camel(piece: &str) -> Vec<&str> {
-    let chars: Vec<(usize, char)> = piece.char_indices().collect();
-    let mut out = Vec::new();
+fn split_camel(piece: &str) -> impl Iterator<Item = &str> {
     let mut start = 0;
-    for i in 1..chars.len() {
-        let (pos, c) = chars[i];
-        let prev = chars[i - 1].1;
-        let next = chars.get(i + 1).map(|x| x.1);
-        let boundary = (prev.is_lowercase() && c.is_uppercase())
-            || (prev.is_uppercase() && c.is_uppercase() && next.is_some_and(|n| n.is_lowercase()));
-        if boundary {
-            out.push(&piece[start..pos]);
-            start = pos;
+    let mut prev: Option<char> = None;
+    let mut it = piece.char_indices().peekable();
+    let mut cuts = Vec::new();
+    while let Some((pos, c)) = it.next() {
+        if let Some(p) = prev {
+            let next = it.peek().map(|x| x.1);
+            let boundary = (p.is_lowercase() && c.is_uppercase())
+                || (p.is_uppercase() && c.is_uppercase() && next.is_some_and(char::is_lowercase));
+            if boundary {
+                cuts.push(&piece[start..pos]);
+                start = pos;
+            }
         }
+        prev = Some(c);
     }
-    out.push(&piece[start..]);
-    out
+    cuts.push(&piece[start..]);
+    cuts.into_iter()
 }
 
 /// English Snowball stem of a lowercase word (words with digits, and very short words, are kept
@@ -347,9 +370,26 @@ pub struct Term {
     pub surface: String,
     /// Position of the word in the text (compound joins share their first part's position).
     pub position: u32,
-    /// Whether the term is a join of a compound's parts (`pre-training` -> `pretraining`),
-    /// rather than a word of the text.
+    /// Whether the term is a join of a compound's parts (`pre-training` -> `pretraining`) or a
+    /// phrase abbreviation, rather than a word of the text.
     pub joined: bool,
+}
+
+/// Phrases of [`crate::synonyms::PHRASES`] by their last word.
+fn phrases_by_last() -> &'static HashMap<&'static str, Vec<(&'static [&'static str], &'static str)>>
+{
+    static MAP: OnceLock<HashMap<&'static str, Vec<(&'static [&'static str], &'static str)>>> =
+        OnceLock::new();
+    MAP.get_or_init(|| {
+        let mut m: HashMap<&'static str, Vec<(&'static [&'static str], &'static str)>> =
+            HashMap::new();
+        for (words, abbr) in crate::synonyms::PHRASES {
+            if let Some(last) = words.last() {
+                m.entry(*last).or_default().push((*words, *abbr));
+            }
+        }
+        m
+    })
 }
 
 /// The ranker's analyser: identifier splitting, compounds, abbreviations, stop words, stemming.
@@ -364,59 +404,103 @@ pub struct Term {
 ///   (`pull requests` -> `pr`), marked `joined` like compound joins;
 /// - every word is stemmed ([`stem`]).
 ///
-/// Duplicates are kept (term frequencies matter to the ranker).
+/// An `Analyzer` memoises word decisions, so analysing a whole catalogue stems each distinct
+/// word once. Duplicates are kept (term frequencies matter to the ranker).
+#[derive(Debug, Default)]
+pub struct Analyzer {
+    /// lowercase word -> its term (`None`: dropped).
+    memo: HashMap<String, Option<Rc<str>>>,
+    buf: String,
+    ranges: Vec<(usize, usize)>,
+    recent: Vec<Rc<str>>,
+    joined: String,
+}
+
+impl Analyzer {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn word_term(&mut self, word: &str) -> Option<Rc<str>> {
+        if let Some(t) = self.memo.get(word) {
+            return t.clone();
+        }
+        let term = if word.chars().all(|c| c.is_ascii_digit()) || is_rank_stop_word(word) {
+            None
+        } else {
+            let canon = crate::synonyms::canonical(word).unwrap_or(word);
+            Some(Rc::from(stem(canon).as_ref()))
+        };
+        self.memo.insert(word.to_string(), term.clone());
+        term
+    }
+
+    /// Analyse `text`, calling `emit(term, surface, position, joined)` for every term.
+    pub fn run(&mut self, text: &str, mut emit: impl FnMut(&str, &str, u32, bool)) {
+        let mut position = 0u32;
+        self.recent.clear();
+        let mut buf = std::mem::take(&mut self.buf);
+        let mut ranges = std::mem::take(&mut self.ranges);
+        for chunk in text.split_whitespace() {
+            split_chunk(chunk, &mut buf, &mut ranges);
+            if ranges.is_empty() {
+                continue;
+            }
+            let first_pos = position;
+            for &(a, b) in &ranges {
+                let part = &buf[a..b];
+                if let Some(term) = self.word_term(part) {
+                    emit(&term, part, position, false);
+                    if let Some(candidates) = phrases_by_last().get(term.as_ref()) {
+                        for (words, abbr) in candidates {
+                            let n = words.len() - 1;
+                            if self.recent.len() >= n
+                                && self.recent[self.recent.len() - n..]
+                                    .iter()
+                                    .zip(words.iter())
+                                    .all(|(x, y)| x.as_ref() == *y)
+                            {
+                                emit(abbr, abbr, position, true);
+                            }
+                        }
+                    }
+                    if self.recent.len() >= 4 {
+                        self.recent.remove(0);
+                    }
+                    self.recent.push(term);
+                }
+                position += 1;
+            }
+            if (2..=3).contains(&ranges.len()) {
+                let (a, b) = (ranges[0].0, ranges[ranges.len() - 1].1);
+                // parts are contiguous in `buf`
+                self.joined.clear();
+                self.joined.push_str(&buf[a..b]);
+                if self.joined.chars().count() <= 24 {
+                    let joined = std::mem::take(&mut self.joined);
+                    if let Some(term) = self.word_term(&joined) {
+                        emit(&term, &joined, first_pos, true);
+                    }
+                    self.joined = joined;
+                }
+            }
+        }
+        self.buf = buf;
+        self.ranges = ranges;
+    }
+}
+
+/// [`Analyzer::run`] collected into a list (one-off use).
 pub fn analyze(text: &str) -> Vec<Term> {
     let mut out = Vec::new();
-    let mut position = 0u32;
-    // stems of the recent kept words, for phrase detection
-    let mut recent: Vec<String> = Vec::new();
-    for group in split_identifiers(text) {
-        let first_pos = position;
-        for part in &group {
-            let number = part.chars().all(|c| c.is_ascii_digit());
-            if !number && !is_rank_stop_word(part) {
-                let canon = crate::synonyms::canonical(part).unwrap_or(part);
-                let term = stem(canon).into_owned();
-                recent.push(term.clone());
-                if recent.len() > 4 {
-                    recent.remove(0);
-                }
-                out.push(Term {
-                    term,
-                    surface: part.clone(),
-                    position,
-                    joined: false,
-                });
-                for (words, abbr) in crate::synonyms::PHRASES {
-                    if recent.len() >= words.len()
-                        && recent[recent.len() - words.len()..]
-                            .iter()
-                            .zip(words.iter())
-                            .all(|(a, b)| a == b)
-                    {
-                        out.push(Term {
-                            term: (*abbr).to_string(),
-                            surface: (*abbr).to_string(),
-                            position,
-                            joined: true,
-                        });
-                    }
-                }
-            }
-            position += 1;
-        }
-        if (2..=3).contains(&group.len()) {
-            let joined: String = group.concat();
-            if joined.chars().count() <= 24 {
-                out.push(Term {
-                    term: stem(&joined).into_owned(),
-                    surface: joined.clone(),
-                    position: first_pos,
-                    joined: true,
-                });
-            }
-        }
-    }
+    Analyzer::new().run(text, |term, surface, position, joined| {
+        out.push(Term {
+            term: term.to_string(),
+            surface: surface.to_string(),
+            position,
+            joined,
+        });
+    });
     out
 }
 

@@ -1,0 +1,415 @@
+//! Retrieval evaluation harness for the ranker (native).
+//!
+//! ```text
+//! eval_batch ROOT                      one query per stdin line -> one JSON line per query:
+//!                                      {"query":..,"results":[{"skill_path","name","score","description"}]}
+//! eval_batch ROOT --keywords           same, with the spec's keyword matching
+//! eval_batch ROOT --bench              mean latency per query (stdin queries, repeated)
+//! eval_batch ROOT --route              the routing decision for each stdin query
+//! eval_batch ROOT --eval QUERIES.json  recall@1/@3 and MRR@10 (all, even ids, odd ids),
+//!                                      short and task styles; negatives are routed
+//! eval_batch ROOT --explain PATH       explain PATH's score for each stdin query
+//! ```
+//!
+//! Skills are read from `ROOT` with `std::fs` (every `SKILL.md`, any case, symlinks not
+//! followed, `.git` and `node_modules` skipped; skill path = folder relative to ROOT) and turned
+//! into [`SearchDoc`]s with the engine's own frontmatter helpers. Ranking parameters can be
+//! overridden from the environment for tuning: `RANK_K1`, `RANK_W` (7 comma-separated field
+//! weights), `RANK_B` (7 values), `RANK_JOINED`, `RANK_PREFIX`, `RANK_TYPO`, `RANK_NAME_BONUS`,
+//! `RANK_BODY_BYTES`.
+
+use serde_json::json;
+use skills_engine::model::{EngineConfig, RouteOutcome, SearchHit};
+use skills_engine::rank::{Params, SearchDoc, SearchIndex};
+use skills_engine::{frontmatter, keyword, route};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Bytes of body handed to the ranker (it keeps `Params::body_bytes` of it).
+const BODY_READ_BYTES: usize = 64 * 1024;
+
+fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<_> = rd.flatten().collect();
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let Ok(ft) = e.file_type() else { continue };
+        let name = e.file_name().to_string_lossy().into_owned();
+        if ft.is_dir() {
+            if name == ".git" || name == "node_modules" {
+                continue;
+            }
+            walk(root, &e.path(), out);
+        } else if ft.is_file() && name.eq_ignore_ascii_case("skill.md") {
+            out.push(e.path());
+        }
+    }
+}
+
+fn hint_text(map: &serde_yaml::Mapping) -> String {
+    let mut parts = Vec::new();
+    for key in [
+        "when_to_use",
+        "when-to-use",
+        "whenToUse",
+        "tags",
+        "triggers",
+        "category",
+        "argument-hint",
+    ] {
+        if let Some(v) = frontmatter::get(map, key) {
+            let list = frontmatter::string_list(v);
+            if !list.is_empty() {
+                parts.push(list.join(", "));
+            }
+        }
+    }
+    parts.join("\n")
+}
+
+fn load(root: &Path) -> Vec<SearchDoc> {
+    let mut files = Vec::new();
+    walk(root, root, &mut files);
+    let mut docs = Vec::new();
+    for f in files {
+        let Ok(bytes) = std::fs::read(&f) else {
+            continue;
+        };
+        let mut notes = Vec::new();
+        let text = frontmatter::decode(&bytes, &mut notes);
+        let dir = f.parent().unwrap_or(root);
+        let skill_path = dir
+            .strip_prefix(root)
+            .unwrap_or(dir)
+            .to_string_lossy()
+            .replace('\\', "/");
+        let folder = skill_path.rsplit('/').next().unwrap_or("").to_string();
+        let (map, body) = match frontmatter::split(&text) {
+            frontmatter::Split::Found(b) => (
+                frontmatter::parse(&b, &mut notes).unwrap_or_default(),
+                b.body,
+            ),
+            frontmatter::Split::None { body } => (serde_yaml::Mapping::new(), body),
+            frontmatter::Split::Unclosed { .. } => (serde_yaml::Mapping::new(), ""),
+        };
+        let s = |k: &str| {
+            frontmatter::get(&map, k)
+                .and_then(frontmatter::scalar_string)
+                .unwrap_or_default()
+        };
+        let name = Some(s("name"))
+            .filter(|n| !n.trim().is_empty())
+            .unwrap_or(folder);
+        let mut keywords = Vec::new();
+        for k in ["keywords", "aliases"] {
+            if let Some(v) = frontmatter::get(&map, k) {
+                keywords.extend(frontmatter::string_list(v));
+            }
+        }
+        let body = frontmatter::trim_body(body);
+        docs.push(SearchDoc {
+            skill_path,
+            name,
+            description: s("description"),
+            keywords,
+            hints: hint_text(&map),
+            headings: frontmatter::headings(body, 4096),
+            body_prefix: frontmatter::prefix(body, BODY_READ_BYTES).to_string(),
+            priority: frontmatter::get(&map, "priority")
+                .and_then(frontmatter::integer)
+                .unwrap_or(0),
+        });
+    }
+    docs
+}
+
+fn env_f(name: &str, v: &mut f64) {
+    if let Ok(s) = std::env::var(name) {
+        *v = s.parse().expect(name);
+    }
+}
+
+fn env_arr(name: &str, v: &mut [f64; 7]) {
+    if let Ok(s) = std::env::var(name) {
+        for (i, x) in s.split(',').enumerate() {
+            v[i] = x.trim().parse().expect(name);
+        }
+    }
+}
+
+fn params_from_env() -> Params {
+    let mut p = Params::default();
+    env_f("RANK_K1", &mut p.k1);
+    env_arr("RANK_W", &mut p.weight);
+    env_arr("RANK_B", &mut p.b);
+    env_f("RANK_JOINED", &mut p.joined_weight);
+    env_f("RANK_PREFIX", &mut p.prefix_factor);
+    env_f("RANK_TYPO", &mut p.typo_factor);
+    env_f("RANK_NAME_BONUS", &mut p.name_bonus);
+    if let Ok(s) = std::env::var("RANK_BODY_BYTES") {
+        p.body_bytes = s.parse().expect("RANK_BODY_BYTES");
+    }
+    p
+}
+
+struct Engine {
+    docs: Vec<SearchDoc>,
+    index: SearchIndex,
+    keywords: bool,
+}
+
+impl Engine {
+    fn search(&self, q: &str, limit: usize) -> Vec<SearchHit> {
+        let scored = if self.keywords {
+            keyword::search(&self.docs, q, limit)
+        } else {
+            self.index.search(q, limit)
+        };
+        scored
+            .into_iter()
+            .map(|s| {
+                let d = &self.docs[s.doc];
+                SearchHit {
+                    skill_path: d.skill_path.clone(),
+                    name: d.name.clone(),
+                    description: d.description.clone(),
+                    score: s.score,
+                    matched: s.matched,
+                }
+            })
+            .collect()
+    }
+}
+
+fn read_queries() -> Vec<String> {
+    std::io::stdin()
+        .lock()
+        .lines()
+        .map_while(Result::ok)
+        .collect()
+}
+
+fn outcome_line(o: &RouteOutcome) -> String {
+    match o {
+        RouteOutcome::NoMatch => "no_match".to_string(),
+        RouteOutcome::Matched(h) => format!("matched {} ({:.3})", h.skill_path, h.score),
+        RouteOutcome::Ambiguous(v) => format!(
+            "ambiguous [{}]",
+            v.iter()
+                .map(|h| format!("{} ({:.3})", h.skill_path, h.score))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+#[derive(Default, Clone, Copy)]
+struct Acc {
+    n: usize,
+    r1: usize,
+    r3: usize,
+    rr: f64,
+}
+
+impl Acc {
+    fn add(&mut self, rank: Option<usize>) {
+        self.n += 1;
+        if let Some(r) = rank {
+            if r == 0 {
+                self.r1 += 1;
+            }
+            if r < 3 {
+                self.r3 += 1;
+            }
+            if r < 10 {
+                self.rr += 1.0 / (r as f64 + 1.0);
+            }
+        }
+    }
+    fn show(&self) -> String {
+        let n = self.n.max(1) as f64;
+        format!(
+            "r@1 {:.3} r@3 {:.3} mrr {:.3}",
+            self.r1 as f64 / n,
+            self.r3 as f64 / n,
+            self.rr / n
+        )
+    }
+}
+
+fn eval(engine: &Engine, path: &str, verbose: bool) {
+    let text = std::fs::read_to_string(path).expect("queries file");
+    let qs: Vec<serde_json::Value> = serde_json::from_str(&text).expect("queries json");
+    let config = EngineConfig::default();
+    // [style][split: all, even, odd]
+    let mut acc = [[Acc::default(); 3]; 2];
+    let mut top_scores = [Vec::new(), Vec::new()];
+    let mut routes = [[0usize; 4]; 2]; // matched-correct, matched-wrong, ambiguous, no_match
+    let mut i = 0usize;
+    for q in &qs {
+        if q.get("negative").and_then(|v| v.as_bool()) == Some(true) {
+            continue;
+        }
+        let id = q["id"].as_str().unwrap_or_default();
+        let split = 1 + (i % 2);
+        i += 1;
+        for (si, style) in ["short", "task"].iter().enumerate() {
+            let Some(query) = q[style].as_str() else {
+                continue;
+            };
+            let hits = engine.search(query, 10);
+            let rank = hits.iter().position(|h| h.skill_path == id);
+            acc[si][0].add(rank);
+            acc[si][split].add(rank);
+            if let Some(h) = hits.first() {
+                top_scores[si].push(h.score);
+            }
+            match route::decide(&config, hits.clone()) {
+                RouteOutcome::Matched(h) if h.skill_path == id => routes[si][0] += 1,
+                RouteOutcome::Matched(_) => routes[si][1] += 1,
+                RouteOutcome::Ambiguous(_) => routes[si][2] += 1,
+                RouteOutcome::NoMatch => routes[si][3] += 1,
+            }
+            if verbose && rank != Some(0) {
+                println!(
+                    "MISS {style} [{}] {query}\n   gold {id}\n   got  {}",
+                    rank.map_or("-".to_string(), |r| (r + 1).to_string()),
+                    hits.iter()
+                        .take(3)
+                        .map(|h| format!("{} ({:.3})", h.skill_path, h.score))
+                        .collect::<Vec<_>>()
+                        .join("\n        ")
+                );
+            }
+        }
+    }
+    for (si, style) in ["short", "task"].iter().enumerate() {
+        println!(
+            "{style:5} all {} | even {} | odd {}",
+            acc[si][0].show(),
+            acc[si][1].show(),
+            acc[si][2].show()
+        );
+    }
+    for (si, style) in ["short", "task"].iter().enumerate() {
+        let mut s = top_scores[si].clone();
+        s.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let pct = |p: f64| {
+            s.get(((s.len() as f64 - 1.0) * p) as usize)
+                .copied()
+                .unwrap_or(0.0)
+        };
+        println!(
+            "{style:5} top score min {:.3} p10 {:.3} p50 {:.3} | route: matched-right {} matched-wrong {} ambiguous {} no_match {}",
+            pct(0.0),
+            pct(0.1),
+            pct(0.5),
+            routes[si][0],
+            routes[si][1],
+            routes[si][2],
+            routes[si][3]
+        );
+    }
+    let negatives: Vec<&str> = qs
+        .iter()
+        .filter(|q| q.get("negative").and_then(|v| v.as_bool()) == Some(true))
+        .flat_map(|q| {
+            ["short", "task", "query"]
+                .iter()
+                .filter_map(move |k| q[*k].as_str())
+        })
+        .collect();
+    for neg in negatives {
+        let hits = engine.search(neg, 10);
+        println!(
+            "negative {:60} -> {}",
+            neg,
+            outcome_line(&route::decide(&config, hits))
+        );
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let root = PathBuf::from(args.first().expect("usage: eval_batch ROOT [--mode]"));
+    let flag = |f: &str| args.iter().position(|a| a == f);
+    let t0 = Instant::now();
+    let docs = load(&root);
+    let t_load = t0.elapsed();
+    let t1 = Instant::now();
+    let index = SearchIndex::build_with(&docs, params_from_env());
+    let t_build = t1.elapsed();
+    let engine = Engine {
+        docs,
+        index,
+        keywords: flag("--keywords").is_some(),
+    };
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    if let Some(i) = flag("--eval") {
+        eval(&engine, &args[i + 1], flag("--verbose").is_some());
+    } else if flag("--bench").is_some() {
+        let qs = read_queries();
+        let reps = 20;
+        let t = Instant::now();
+        let mut n = 0usize;
+        for _ in 0..reps {
+            for q in &qs {
+                n += engine.search(q, 10).len();
+            }
+        }
+        let per = t.elapsed().as_secs_f64() * 1e6 / (reps * qs.len().max(1)) as f64;
+        writeln!(
+            out,
+            "{} skills; load {:.0} ms, build {:.1} ms; {} queries x {reps}: mean {per:.1} µs/query ({n} hits)",
+            engine.docs.len(),
+            t_load.as_secs_f64() * 1e3,
+            t_build.as_secs_f64() * 1e3,
+            qs.len()
+        )
+        .unwrap();
+    } else if flag("--route").is_some() {
+        let config = EngineConfig::default();
+        for q in read_queries() {
+            let hits = engine.search(&q, 10);
+            writeln!(
+                out,
+                "{q}\n  -> {}",
+                outcome_line(&route::decide(&config, hits))
+            )
+            .unwrap();
+        }
+    } else if let Some(i) = flag("--explain") {
+        let path = &args[i + 1];
+        let doc = engine
+            .docs
+            .iter()
+            .position(|d| &d.skill_path == path)
+            .expect("no such skill path");
+        for q in read_queries() {
+            let e = engine.index.explain(&q, doc);
+            writeln!(out, "{q}\n  score {:.4}", e.score).unwrap();
+            for t in &e.terms {
+                writeln!(out, "  {:12} {:30} {:.4}", t.field, t.term, t.contribution).unwrap();
+            }
+            for n in &e.notes {
+                writeln!(out, "  note: {n}").unwrap();
+            }
+        }
+    } else {
+        for q in read_queries() {
+            let hits = engine.search(&q, 10);
+            let results: Vec<_> = hits
+                .iter()
+                .map(|h| {
+                    json!({"skill_path": h.skill_path, "name": h.name, "score": h.score,
+                           "description": h.description})
+                })
+                .collect();
+            writeln!(out, "{}", json!({"query": q, "results": results})).unwrap();
+        }
+    }
+}
