@@ -149,6 +149,10 @@ fn params_from_env() -> Params {
     env_f("RANK_PREFIX", &mut p.prefix_factor);
     env_f("RANK_TYPO", &mut p.typo_factor);
     env_f("RANK_NAME_BONUS", &mut p.name_bonus);
+    env_f("RANK_META", &mut p.meta_coverage);
+    if let Ok(s) = std::env::var("RANK_MODE") {
+        p.mode = s.parse().expect("RANK_MODE");
+    }
     if let Ok(s) = std::env::var("RANK_BODY_BYTES") {
         p.body_bytes = s.parse().expect("RANK_BODY_BYTES");
     }

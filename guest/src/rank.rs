@@ -100,6 +100,11 @@ pub struct Params {
     pub name_bonus: f64,
     /// Bytes of body text indexed (the rest is ignored even when given).
     pub body_bytes: usize,
+    /// Experimental: 1 = per-field BM25 sum instead of BM25F.
+    pub mode: u32,
+    /// Experimental: weight of the idf share of the request matched in name, keywords,
+    /// description or hints.
+    pub meta_coverage: f64,
 }
 
 impl Default for Params {
@@ -115,6 +120,8 @@ impl Default for Params {
             typo_min_len: 5,
             name_bonus: 0.0,
             body_bytes: BODY_PREFIX_BYTES,
+            mode: 0,
+            meta_coverage: 0.0,
         }
     }
 }
@@ -132,6 +139,8 @@ struct PostingList {
     postings: Vec<Posting>,
     /// `tf~ / (k1 + tf~)` per posting.
     sat: Vec<f32>,
+    /// Whether the term occurs in name, keywords, description or hints.
+    meta: Vec<bool>,
 }
 
 /// One alternative of a query slot: a vocabulary term and its factor.
@@ -364,13 +373,31 @@ impl SearchIndex {
                 let sat = list
                     .iter()
                     .map(|p| {
-                        let tf = pseudo_tf(&norm, p);
-                        (tf / (params.k1 + tf)) as f32
+                        if params.mode == 1 {
+                            let n = &norm[p.doc as usize];
+                            let mut s = 0.0;
+                            let wsum: f64 = params.weight.iter().sum();
+                            for f in 0..NUM_FIELDS {
+                                if p.tf[f] != 0 && params.weight[f] > 0.0 {
+                                    let tf = f64::from(p.tf[f]) * n[f] / params.weight[f];
+                                    s += params.weight[f] / wsum * tf / (params.k1 + tf);
+                                }
+                            }
+                            s as f32
+                        } else {
+                            let tf = pseudo_tf(&norm, p);
+                            (tf / (params.k1 + tf)) as f32
+                        }
                     })
+                    .collect();
+                let meta = list
+                    .iter()
+                    .map(|p| p.tf[..4].iter().any(|&t| t > 0))
                     .collect();
                 PostingList {
                     postings: list,
                     sat,
+                    meta,
                 }
             })
             .collect();
@@ -517,12 +544,14 @@ impl SearchIndex {
     fn raw_scores(&self, q: &Query) -> Vec<f64> {
         let mut total = vec![0.0f64; self.n_docs];
         let mut best = vec![0.0f64; self.n_docs];
+        let mut meta = vec![0.0f64; self.n_docs];
+        let mut meta_best = vec![0.0f64; self.n_docs];
         let mut touched: Vec<u32> = Vec::new();
         for slot in &q.slots {
             for alt in &slot.alts {
                 let idf = alt.factor * self.idf[alt.term as usize];
                 let list = &self.postings[alt.term as usize];
-                for (posting, &sat) in list.postings.iter().zip(&list.sat) {
+                for ((posting, &sat), &m) in list.postings.iter().zip(&list.sat).zip(&list.meta) {
                     let c = idf * f64::from(sat);
                     let d = posting.doc as usize;
                     if best[d] == 0.0 {
@@ -531,14 +560,25 @@ impl SearchIndex {
                     if c > best[d] {
                         best[d] = c;
                     }
+                    if m && alt.factor > meta_best[d] {
+                        meta_best[d] = alt.factor;
+                    }
                 }
             }
             for &d in &touched {
                 let d = d as usize;
                 total[d] += slot.weight * best[d];
+                meta[d] += slot.weight * slot.idf * meta_best[d];
                 best[d] = 0.0;
+                meta_best[d] = 0.0;
             }
             touched.clear();
+        }
+        let mc = self.params.meta_coverage;
+        if mc > 0.0 {
+            for d in 0..self.n_docs {
+                total[d] = (1.0 - mc) * total[d] + mc * meta[d];
+            }
         }
         total
     }
@@ -723,5 +763,275 @@ impl SearchIndex {
             terms,
             notes,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(path: &str, name: &str, desc: &str, body: &str) -> SearchDoc {
+        SearchDoc {
+            skill_path: path.into(),
+            name: name.into(),
+            description: desc.into(),
+            body_prefix: body.into(),
+            ..Default::default()
+        }
+    }
+
+    fn corpus() -> Vec<SearchDoc> {
+        vec![
+            doc(
+                "db/postgres-migrations",
+                "postgres-migrations",
+                "Write safe PostgreSQL schema migrations with zero downtime and rollbacks.",
+                "# Migrations\nAdd columns, backfill, and lock-free index creation.",
+            ),
+            doc(
+                "k8s/network-policies",
+                "k8s-network-policies",
+                "Kubernetes NetworkPolicy patterns: default deny, namespace isolation.",
+                "# Policies\nBlock traffic between namespaces.",
+            ),
+            doc(
+                "js/react-components",
+                "react-components",
+                "Build React components in TypeScript with hooks and tests.",
+                "# Components\nUse function components.",
+            ),
+            doc(
+                "docs/pdf-extract",
+                "pdf-extract",
+                "Extract text and tables from PDF documents.",
+                "# PDF\nUse pdfplumber for tables.",
+            ),
+            doc(
+                "git/pr-review",
+                "pr-review",
+                "Review pull requests and leave actionable comments.",
+                "# Review\nRead the diff first.",
+            ),
+        ]
+    }
+
+    fn top(index: &SearchIndex, q: &str) -> Option<String> {
+        index
+            .search(q, 1)
+            .first()
+            .map(|s| index.paths[s.doc].clone())
+    }
+
+    #[test]
+    fn idf_formula() {
+        assert!((idf_of(10, 1) - (1.0f64 + 9.5 / 1.5).ln()).abs() < 1e-12);
+        assert!((idf_of(10, 0) - (1.0f64 + 10.5 / 0.5).ln()).abs() < 1e-12);
+        // rarer terms weigh more; a term in every document still weighs a little
+        assert!(idf_of(100, 1) > idf_of(100, 50));
+        assert!(idf_of(100, 100) > 0.0);
+    }
+
+    #[test]
+    fn finds_the_obvious_skill() {
+        let index = SearchIndex::build(&corpus());
+        assert_eq!(
+            top(&index, "postgres schema migration").as_deref(),
+            Some("db/postgres-migrations")
+        );
+        assert_eq!(
+            top(&index, "kubernetes default deny").as_deref(),
+            Some("k8s/network-policies")
+        );
+        // abbreviation table: k8s <-> kubernetes, pull request -> pr
+        assert_eq!(
+            top(&index, "k8s namespace isolation").as_deref(),
+            Some("k8s/network-policies")
+        );
+        assert_eq!(
+            top(&index, "review my pull request").as_deref(),
+            Some("git/pr-review")
+        );
+        assert_eq!(
+            top(&index, "extract tables from a pdf").as_deref(),
+            Some("docs/pdf-extract")
+        );
+    }
+
+    #[test]
+    fn prefix_and_typo_alternatives() {
+        let index = SearchIndex::build(&corpus());
+        // the stem "compon" (components) is a prefix of "componentri"
+        assert_eq!(
+            top(&index, "componentry").as_deref(),
+            Some("js/react-components")
+        );
+        // one typo in a word the catalogue knows (typo candidates are terms of 2+ skills)
+        let mut docs = corpus();
+        docs.push(doc("iac/terraform", "terraform", "Terraform modules", ""));
+        docs.push(doc("iac/plan", "plan", "Review a terraform plan", ""));
+        let index = SearchIndex::build(&docs);
+        assert_eq!(
+            top(&index, "terrafrom modules").as_deref(),
+            Some("iac/terraform")
+        );
+        let e = index.explain("terrafrom", 5);
+        assert!(e.terms.iter().any(|t| t.term.contains("typo")), "{e:?}");
+    }
+
+    #[test]
+    fn scores_are_normalised_and_sorted() {
+        let index = SearchIndex::build(&corpus());
+        for q in [
+            "postgres",
+            "react hooks typescript components tests",
+            "zero downtime schema migrations with rollbacks",
+            "weather",
+            "pdf",
+        ] {
+            let hits = index.search(q, 10);
+            for w in hits.windows(2) {
+                assert!(w[0].score >= w[1].score);
+            }
+            for h in &hits {
+                assert!(h.score > 0.0 && h.score <= 1.0, "{q}: {}", h.score);
+            }
+        }
+        // a request made only of the skill's own distinctive words scores high
+        let hits = index.search("pdf tables extract", 1);
+        assert!(hits[0].score > 0.5, "{}", hits[0].score);
+    }
+
+    #[test]
+    fn off_topic_requests_score_low() {
+        let index = SearchIndex::build(&corpus());
+        for q in [
+            "what's the weather in Paris tomorrow",
+            "tell me a joke about cats",
+        ] {
+            let best = index.search(q, 1).first().map_or(0.0, |s| s.score);
+            assert!(best < 0.2, "{q}: {best}");
+        }
+    }
+
+    #[test]
+    fn empty_and_stop_word_queries() {
+        let index = SearchIndex::build(&corpus());
+        assert!(index.search("", 10).is_empty());
+        assert!(index.search("the of and le la", 10).is_empty());
+        assert!(index.search("postgres", 0).is_empty());
+        let empty = SearchIndex::build(&[]);
+        assert!(empty.is_empty());
+        assert!(empty.search("postgres", 10).is_empty());
+    }
+
+    #[test]
+    fn explain_sums_to_the_search_score() {
+        let index = SearchIndex::build(&corpus());
+        for q in [
+            "postgres schema migration",
+            "k8s default deny",
+            "review pull requests",
+            "weather",
+        ] {
+            for s in index.search(q, 5) {
+                let e = index.explain(q, s.doc);
+                assert!((e.score - s.score).abs() < 1e-9, "{q}");
+                let sum: f64 = e.terms.iter().map(|t| t.contribution).sum();
+                assert!((sum - e.score).abs() < 1e-9, "{q}: {sum} vs {}", e.score);
+                assert!(
+                    e.terms
+                        .iter()
+                        .all(|t| FIELD_NAMES.contains(&t.field.as_str()) || t.field == "bonus")
+                );
+                assert_eq!(e.skill_path, index.paths[s.doc]);
+            }
+        }
+        let e = index.explain("postgres", 99);
+        assert_eq!(e.score, 0.0);
+        let e = index.explain("weather", 0);
+        assert_eq!(e.score, 0.0);
+        assert!(e.terms.is_empty());
+    }
+
+    #[test]
+    fn explain_reports_fields() {
+        let index = SearchIndex::build(&corpus());
+        let e = index.explain("postgres lock-free", 0);
+        let fields: Vec<&str> = e.terms.iter().map(|t| t.field.as_str()).collect();
+        assert!(fields.contains(&"name"), "{fields:?}");
+        assert!(fields.contains(&"description"), "{fields:?}");
+        assert!(fields.contains(&"body"), "{fields:?}");
+    }
+
+    #[test]
+    fn deterministic() {
+        let docs = corpus();
+        let a = SearchIndex::build(&docs);
+        let b = SearchIndex::build(&docs);
+        for q in [
+            "postgres",
+            "react components",
+            "review",
+            "tables pdf documents",
+        ] {
+            assert_eq!(a.search(q, 10), b.search(q, 10));
+            assert_eq!(a.search(q, 10), a.search(q, 10));
+        }
+    }
+
+    #[test]
+    fn ties_break_by_priority_then_path() {
+        let mut docs = vec![
+            doc("b", "alpha", "same words here", ""),
+            doc("a", "alpha", "same words here", ""),
+            doc("c", "alpha", "same words here", ""),
+        ];
+        docs[2].priority = 5;
+        let index = SearchIndex::build(&docs);
+        let order: Vec<&str> = index
+            .search("same words", 10)
+            .iter()
+            .map(|s| index.paths[s.doc].as_str())
+            .collect();
+        assert_eq!(order, vec!["c", "a", "b"]);
+    }
+
+    #[test]
+    fn matched_lists_request_words() {
+        let index = SearchIndex::build(&corpus());
+        let hits = index.search("Postgres weather migrations", 1);
+        assert_eq!(hits[0].matched, vec!["postgres", "migrations"]);
+    }
+
+    #[test]
+    fn body_is_bounded() {
+        let long = format!("{} needle", "filler ".repeat(2000));
+        let docs = vec![doc("a", "a", "x", &long), doc("b", "b", "y", "needle")];
+        let index = SearchIndex::build(&docs);
+        let paths: Vec<&str> = index
+            .search("needle", 10)
+            .iter()
+            .map(|s| index.paths[s.doc].as_str())
+            .collect();
+        assert_eq!(paths, vec!["b"]);
+    }
+
+    #[test]
+    fn one_edit() {
+        assert!(within_one_edit("kubernetes", "kubernets"));
+        assert!(within_one_edit("kubernetes", "kubrenetes"));
+        assert!(within_one_edit("kubernetes", "kubernetez"));
+        assert!(within_one_edit("kubernetes", "kubernetess"));
+        assert!(within_one_edit("same", "same"));
+        assert!(!within_one_edit("kubernetes", "kubrenetez"));
+        assert!(!within_one_edit("abc", "abcde"));
+        assert!(within_one_edit("café", "cafe"));
+    }
+
+    #[test]
+    fn utf8_truncation() {
+        assert_eq!(truncate_utf8("héllo", 2), "h");
+        assert_eq!(truncate_utf8("héllo", 3), "hé");
+        assert_eq!(truncate_utf8("abc", 10), "abc");
     }
 }
