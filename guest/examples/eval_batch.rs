@@ -150,6 +150,10 @@ fn params_from_env() -> Params {
     env_f("RANK_TYPO", &mut p.typo_factor);
     env_f("RANK_NAME_BONUS", &mut p.name_bonus);
     env_f("RANK_META", &mut p.meta_coverage);
+    env_f("RANK_BIGRAM_W", &mut p.bigram_weight);
+    if let Ok(s) = std::env::var("RANK_BIGRAM_FIELDS") {
+        p.bigram_fields = s.parse().expect("RANK_BIGRAM_FIELDS");
+    }
     if let Ok(s) = std::env::var("RANK_MODE") {
         p.mode = s.parse().expect("RANK_MODE");
     }

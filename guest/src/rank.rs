@@ -100,6 +100,10 @@ pub struct Params {
     pub name_bonus: f64,
     /// Bytes of body text indexed (the rest is ignored even when given).
     pub body_bytes: usize,
+    /// Fields (bit `1 << f`) whose adjacent word pairs are indexed; a request's word pairs
+    /// found there add to the score (weight `bigram_weight`) without raising the ceiling.
+    pub bigram_fields: u32,
+    pub bigram_weight: f64,
     /// Experimental: 1 = per-field BM25 sum instead of BM25F.
     pub mode: u32,
     /// Experimental: weight of the idf share of the request matched in name, keywords,
@@ -122,6 +126,8 @@ impl Default for Params {
             body_bytes: BODY_PREFIX_BYTES,
             mode: 0,
             meta_coverage: 0.0,
+            bigram_fields: 0,
+            bigram_weight: 0.0,
         }
     }
 }
@@ -162,6 +168,8 @@ struct Slot {
     /// idf of the term itself (that of an unseen term when the catalogue lacks it).
     idf: f64,
     alts: Vec<Alt>,
+    /// Whether the slot counts in the score ceiling (word pairs do not: they only reward).
+    in_ceiling: bool,
 }
 
 /// A prepared query.
@@ -217,6 +225,11 @@ fn field_texts(doc: &SearchDoc, body_bytes: usize) -> [String; NUM_FIELDS] {
         truncate_utf8(&doc.body_prefix, body_bytes).to_string(),
         path,
     ]
+}
+
+/// The term standing for two adjacent words.
+fn bigram(a: &str, b: &str) -> String {
+    format!("{a}\u{1}{b}")
 }
 
 /// tf~ of a posting, given the per-document field norms.
@@ -308,10 +321,9 @@ impl SearchIndex {
             tfs.clear();
             let mut len = [0.0; NUM_FIELDS];
             for (f, text) in texts.iter().enumerate() {
-                analyzer.run(text, |term, _, _, joined| {
-                    if !joined {
-                        len[f] += 1.0;
-                    }
+                let bigrams = params.bigram_fields & (1 << f) != 0;
+                let mut prev: Option<(String, u32)> = None;
+                let mut add = |term: &str| {
                     let id = match vocab.get(term) {
                         Some(&id) => id,
                         None => {
@@ -323,6 +335,20 @@ impl SearchIndex {
                     };
                     let e = tfs.entry(id).or_insert([0; NUM_FIELDS]);
                     e[f] = e[f].saturating_add(1);
+                };
+                analyzer.run(text, |term, _, pos, joined| {
+                    if !joined {
+                        len[f] += 1.0;
+                        if bigrams {
+                            if let Some((p, ppos)) = &prev
+                                && pos - ppos <= 2
+                            {
+                                add(&bigram(p, term));
+                            }
+                            prev = Some((term.to_string(), pos));
+                        }
+                    }
+                    add(term);
                 });
             }
             let mut ids: Vec<(u32, [u16; NUM_FIELDS])> =
@@ -517,9 +543,46 @@ impl SearchIndex {
                 weight: if t.joined { p.joined_weight } else { 1.0 },
                 idf,
                 alts,
+                in_ceiling: true,
             });
         }
+        if p.bigram_fields != 0 && p.bigram_weight > 0.0 {
+            let words: Vec<(String, String, u32)> = analyze(query)
+                .into_iter()
+                .filter(|t| !t.joined)
+                .map(|t| (t.term, t.surface, t.position))
+                .collect();
+            let mut seen = HashSet::new();
+            for w in words.windows(2) {
+                if w[1].2 - w[0].2 > 2 {
+                    continue;
+                }
+                let term = bigram(&w[0].0, &w[1].0);
+                if let Some(&id) = self.vocab.get(&term)
+                    && seen.insert(id)
+                {
+                    slots.push(Slot {
+                        term,
+                        surface: format!("\"{} {}\"", w[0].1, w[1].1),
+                        weight: p.bigram_weight,
+                        idf: self.idf[id as usize],
+                        alts: vec![Alt {
+                            term: id,
+                            factor: 1.0,
+                            kind: "exact",
+                        }],
+                        in_ceiling: false,
+                    });
+                }
+            }
+        }
         slots
+    }
+
+    /// The idf an alternative scores with: its own, but never more than the request term's
+    /// (a prefix or typo expansion to a rare word must not outweigh the word itself).
+    fn alt_idf(&self, slot: &Slot, alt: &Alt) -> f64 {
+        self.idf[alt.term as usize].min(slot.idf)
     }
 
     /// tf~ of a posting.
@@ -530,7 +593,11 @@ impl SearchIndex {
     /// Analyse a query once: its slots, the ceiling of its raw score, its exact term ids.
     fn prepare(&self, query: &str) -> Query {
         let slots = self.slots(query);
-        let max = slots.iter().map(|s| s.weight * s.idf).sum();
+        let max = slots
+            .iter()
+            .filter(|s| s.in_ceiling)
+            .map(|s| s.weight * s.idf)
+            .sum();
         let mut exact: Vec<u32> = slots
             .iter()
             .flat_map(|s| s.alts.iter().filter(|a| a.factor >= 1.0).map(|a| a.term))
@@ -549,7 +616,7 @@ impl SearchIndex {
         let mut touched: Vec<u32> = Vec::new();
         for slot in &q.slots {
             for alt in &slot.alts {
-                let idf = alt.factor * self.idf[alt.term as usize];
+                let idf = alt.factor * self.alt_idf(slot, alt);
                 let list = &self.postings[alt.term as usize];
                 for ((posting, &sat), &m) in list.postings.iter().zip(&list.sat).zip(&list.meta) {
                     let c = idf * f64::from(sat);
@@ -694,7 +761,7 @@ impl SearchIndex {
                 let list = &self.postings[alt.term as usize];
                 if let Ok(i) = list.postings.binary_search_by_key(&(doc as u32), |p| p.doc) {
                     let p = &list.postings[i];
-                    let c = alt.factor * self.idf[alt.term as usize] * f64::from(list.sat[i]);
+                    let c = alt.factor * self.alt_idf(slot, alt) * f64::from(list.sat[i]);
                     if best.as_ref().is_none_or(|(b, _, _)| c > *b) {
                         best = Some((c, alt, p));
                     }

@@ -264,6 +264,13 @@ pub const RANK_STOP_WORDS_EXTRA: &[&str] = &[
     "wanna",
 ];
 
+/// French stop words the ranker keeps as words: they are also English or technical terms
+/// (`ai`, `car`, `plus`, `es`, `des`, `du`, `c`, `sa`, ...).
+pub const RANK_KEEP_WORDS: &[&str] = &[
+    "ai", "car", "plus", "es", "des", "du", "c", "sa", "ta", "ma", "te", "se", "ont", "as",
+    "moins", "même", "dont", "suis", "sommes", "êtes", "moi", "toi", "lui", "eux",
+];
+
 fn rank_stop_words() -> &'static HashSet<&'static str> {
     static SET: OnceLock<HashSet<&'static str>> = OnceLock::new();
     SET.get_or_init(|| {
@@ -271,6 +278,7 @@ fn rank_stop_words() -> &'static HashSet<&'static str> {
             .iter()
             .copied()
             .chain(RANK_STOP_WORDS_EXTRA.iter().copied())
+            .filter(|w| !RANK_KEEP_WORDS.contains(w) || EN_STOP_WORDS.contains(w))
             .collect()
     })
 }
