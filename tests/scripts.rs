@@ -906,3 +906,338 @@ fn config_section() {
         "{err:#}"
     );
 }
+
+/// Through the real catalog (the engine decides what is declared, inherited and a valid path).
+mod engine {
+    use std::path::Path;
+
+    use skills_mcp::catalog::{Catalog, CatalogOptions, RootSpec};
+    use skills_mcp::scripts::{RunRequest, ScriptRunner, ScriptsConfig};
+
+    use super::write;
+
+    const TOOLS_INDEX: &str = "---
+description: Shared tooling for the tools section
+keywords: [tools]
+scripts:
+  - file: scripts/shared.sh
+    description: Greets
+    execution: server
+    args:
+      - name: who
+        description: who to greet
+      - name: opt
+        description: optional
+        required: false
+  - file: scripts/client.sh
+    description: Runs on the client (the default)
+  - file: scripts/x.rb
+    description: Ruby
+    execution: server
+  - file: scripts/gone.sh
+    description: Declared, never written
+    execution: server
+assets:
+  - file: assets/plain.sh
+    description: Not a script
+---
+Tools rules.
+";
+
+    /// `_root`; `tools/_index` declaring scripts; `tools/child` (inherits; has a resource
+    /// folder); `tools/orphan` (`inherit: false`); an Agent Skills folder `agent` with a
+    /// declared server script and an undeclared `scripts/` file.
+    fn tree() -> (tempfile::TempDir, Catalog) {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        write(
+            root,
+            "_root.md",
+            "---\ndescription: Global rules\nkeywords: [global]\n---\nRoot.\n",
+        );
+        write(root, "tools/_index.md", TOOLS_INDEX);
+        write(
+            root,
+            "tools/_index/scripts/shared.sh",
+            "echo \"hi $SKILL_ARG_WHO\"\npwd\n",
+        );
+        write(root, "tools/_index/scripts/client.sh", "echo client\n");
+        write(root, "tools/_index/scripts/x.rb", "puts 1\n");
+        write(root, "tools/_index/assets/plain.sh", "echo plain\n");
+        write(
+            root,
+            "tools/child.md",
+            "---\ndescription: A child of tools\nkeywords: [child]\n---\nChild.\n",
+        );
+        write(root, "tools/child/notes.txt", "notes\n");
+        write(
+            root,
+            "tools/orphan.md",
+            "---\ndescription: Stands alone\nkeywords: [orphan]\ninherit: false\n---\nOrphan.\n",
+        );
+        write(
+            root,
+            "agent/SKILL.md",
+            "---\nname: agent\ndescription: An Agent Skills folder with scripts\nscripts:\n  - file: scripts/declared.sh\n    description: Declared for the server\n    execution: server\n---\nBody.\n",
+        );
+        write(root, "agent/scripts/declared.sh", "echo declared\n");
+        write(root, "agent/scripts/undeclared.sh", "echo undeclared\n");
+        let catalog = Catalog::open(vec![RootSpec::new(root)], CatalogOptions::default()).unwrap();
+        (tmp, catalog)
+    }
+
+    fn req(skill: &str, file: &str, args: &[(&str, &str)]) -> RunRequest {
+        RunRequest {
+            skill_path: skill.into(),
+            file: file.into(),
+            args: args
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            cwd: None,
+        }
+    }
+
+    fn runner() -> ScriptRunner {
+        ScriptRunner::with_env(ScriptsConfig::default(), super::host_env(&[]))
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn inherited_script_runs_from_the_child() {
+        let (tmp, catalog) = tree();
+        let out = runner()
+            .run_with_catalog(
+                &catalog,
+                req("tools/child", "scripts/shared.sh", &[("who", "you")]),
+            )
+            .await
+            .unwrap();
+        let child = tmp.path().join("tools/child").canonicalize().unwrap();
+        assert_eq!(
+            out.response.stdout,
+            format!("hi you\n{}\n", child.display())
+        );
+        assert!(out.response.success);
+        assert_eq!(out.response.script, "scripts/shared.sh");
+        assert_eq!(out.from.as_deref(), Some("tools/_index"));
+        assert_eq!(out.event.skill_path, "tools/child");
+
+        // From the declaring skill itself; its resource folder is the default cwd.
+        let out = runner()
+            .run_with_catalog(
+                &catalog,
+                req("tools/_index", "scripts/shared.sh", &[("who", "me")]),
+            )
+            .await
+            .unwrap();
+        let own = tmp.path().join("tools/_index").canonicalize().unwrap();
+        assert_eq!(out.response.stdout, format!("hi me\n{}\n", own.display()));
+        assert_eq!(out.from, None);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn cascade_through_the_engine() {
+        let (_tmp, catalog) = tree();
+        let r = runner();
+        let who = [("who", "x")];
+        let cases: &[(&str, &str, &[(&str, &str)], &[&str])] = &[
+            (
+                "nope/missing",
+                "scripts/shared.sh",
+                &who,
+                &["skill_not_found"],
+            ),
+            (
+                "tools/child",
+                "../_index/scripts/shared.sh",
+                &who,
+                &["path_traversal"],
+            ),
+            ("tools/child", "/etc/passwd", &who, &["path_traversal"]),
+            (
+                "tools/child",
+                "scripts/nothing.sh",
+                &who,
+                &["script_not_declared"],
+            ),
+            (
+                "tools/child",
+                "assets/plain.sh",
+                &who,
+                &["script_not_declared"],
+            ),
+            (
+                "tools/child",
+                "scripts/client.sh",
+                &who,
+                &["client_side_script"],
+            ),
+            ("tools/child", "scripts/shared.sh", &[], &["missing_args"]),
+            (
+                "tools/child",
+                "scripts/x.rb",
+                &who,
+                &["extension_not_allowed"],
+            ),
+            ("tools/child", "scripts/gone.sh", &who, &["file_missing"]),
+            // `inherit: false`: the parent's scripts are not the orphan's.
+            (
+                "tools/orphan",
+                "scripts/shared.sh",
+                &who,
+                &["script_not_declared"],
+            ),
+            // An Agent Skills scripts/ file runs only when declared `execution: server`.
+            (
+                "agent",
+                "scripts/undeclared.sh",
+                &[],
+                &["script_not_declared", "client_side_script"],
+            ),
+        ];
+        for (skill, file, args, codes) in cases {
+            let err = r
+                .run_with_catalog(&catalog, req(skill, file, args))
+                .await
+                .expect_err(&format!("{skill} {file} should be refused"));
+            assert!(
+                codes.contains(&err.code()),
+                "{skill} {file}: {} {err}",
+                err.code()
+            );
+        }
+        let err = r
+            .run_with_catalog(&catalog, req("tools/child", "scripts/shared.sh", &[]))
+            .await
+            .unwrap_err();
+        assert!(err.to_string().contains("who (who to greet)"), "{err}");
+        assert!(!err.to_string().contains("opt"), "{err}");
+
+        let out = r
+            .run_with_catalog(&catalog, req("agent", "scripts/declared.sh", &[]))
+            .await
+            .unwrap();
+        assert_eq!(out.response.stdout, "declared\n");
+
+        let off = ScriptRunner::with_env(
+            ScriptsConfig {
+                enabled: false,
+                ..ScriptsConfig::default()
+            },
+            super::host_env(&[]),
+        );
+        let err = off
+            .run_with_catalog(&catalog, req("agent", "scripts/declared.sh", &[]))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), "scripts_disabled");
+    }
+
+    fn bundled() -> Catalog {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills");
+        Catalog::open(vec![RootSpec::new(dir)], CatalogOptions::default()).unwrap()
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn bundled_server_scripts() {
+        let catalog = bundled();
+        let r = runner();
+
+        let good = r
+            .run_with_catalog(
+                &catalog,
+                req(
+                    "git/commit-messages",
+                    "scripts/check-commit-msg.sh",
+                    &[("message", "feat(api): add token refresh")],
+                ),
+            )
+            .await
+            .unwrap();
+        assert!(good.response.success, "{:?}", good.response);
+        let bad = r
+            .run_with_catalog(
+                &catalog,
+                req(
+                    "git/commit-messages",
+                    "scripts/check-commit-msg.sh",
+                    &[("message", "Added stuff.")],
+                ),
+            )
+            .await
+            .unwrap();
+        assert_eq!(bad.response.exit_code, 1, "{:?}", bad.response);
+        assert!(
+            bad.response.stdout.contains("error: line 1"),
+            "{:?}",
+            bad.response
+        );
+
+        // A JWT with alg none: decoded, flagged.
+        let token = "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiIxMjMifQ.";
+        let jwt = r
+            .run_with_catalog(
+                &catalog,
+                req("api/auth", "scripts/inspect-jwt.py", &[("token", token)]),
+            )
+            .await
+            .unwrap();
+        assert!(
+            jwt.response.stdout.contains("\"sub\""),
+            "{:?}",
+            jwt.response
+        );
+        assert!(!jwt.response.success);
+
+        // The .env checker reads a path relative to the cwd given.
+        let work = tempfile::tempdir().unwrap();
+        write(
+            work.path(),
+            ".env",
+            "AUTH_ISSUER_URL=https://id.example.com\nAUTH_CLIENT_ID=web\n\
+             AUTH_REDIRECT_URI=https://app.example.com/callback\nSESSION_SECRET=0123456789abcdef0123456789abcdef\n",
+        );
+        let mut env_req = req(
+            "ui/react/auth",
+            "scripts/validate-auth-config.sh",
+            &[("env_file", ".env")],
+        );
+        env_req.cwd = Some(work.path().to_path_buf());
+        let env = r.run_with_catalog(&catalog, env_req).await.unwrap();
+        assert!(env.response.success, "{:?}", env.response);
+        assert!(
+            !env.response.stdout.contains("0123456789abcdef"),
+            "secrets are never printed"
+        );
+
+        // Inherited by an Agent Skills folder from its hierarchical parent.
+        let lint = r
+            .run_with_catalog(
+                &catalog,
+                req(
+                    "authoring/writing-skills",
+                    "scripts/lint-frontmatter.py",
+                    &[("path", work.path().to_str().unwrap())],
+                ),
+            )
+            .await
+            .unwrap();
+        assert_eq!(lint.from.as_deref(), Some("authoring/_index"));
+        assert!(lint.response.exit_code <= 1, "{:?}", lint.response);
+
+        // The folder's own undeclared scripts/ file and client scripts are refused.
+        for (skill, file) in [
+            ("authoring/writing-skills", "scripts/new-skill.sh"),
+            ("ui/react/auth", "scripts/scaffold-auth.sh"),
+        ] {
+            let err = r
+                .run_with_catalog(&catalog, req(skill, file, &[]))
+                .await
+                .unwrap_err();
+            assert!(
+                ["script_not_declared", "client_side_script"].contains(&err.code()),
+                "{skill} {file}: {err}"
+            );
+        }
+    }
+}

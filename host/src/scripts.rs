@@ -22,6 +22,7 @@
 //! the kill (reading its output stops one second after the group is gone); no filesystem or
 //! network isolation: the trust model (section 12.4) trusts the repository's declared scripts.
 
+mod adapter;
 mod cascade;
 mod config;
 mod exec;
@@ -133,12 +134,27 @@ impl ScriptRunner {
         match planned {
             Ok(planned) => self.execute(planned).await,
             Err(e) => {
-                eprintln!(
-                    "[skills-mcp] run_script refused: skill={:?} file={:?} error={}: {e}",
-                    request.skill_path,
-                    request.file,
-                    e.code()
-                );
+                log_refusal(request, &e);
+                Err(e)
+            }
+        }
+    }
+
+    /// [`ScriptRunner::run`] against the skill catalog, for async callers (the MCP tool, the
+    /// CLI): the catalog's engine calls block, so the cascade runs on a blocking thread.
+    pub async fn run_with_catalog(
+        &self,
+        catalog: &crate::catalog::Catalog,
+        request: RunRequest,
+    ) -> Result<ScriptOutcome, ScriptError> {
+        let (runner, catalog, req) = (self.clone(), catalog.clone(), request.clone());
+        let planned = tokio::task::spawn_blocking(move || runner.plan(&catalog, &req))
+            .await
+            .map_err(|e| ScriptError::Catalog(format!("the validation task failed: {e}")))?;
+        match planned {
+            Ok(planned) => self.execute(planned).await,
+            Err(e) => {
+                log_refusal(&request, &e);
                 Err(e)
             }
         }
@@ -219,4 +235,13 @@ impl ScriptRunner {
             from: plan.from,
         })
     }
+}
+
+fn log_refusal(request: &RunRequest, e: &ScriptError) {
+    eprintln!(
+        "[skills-mcp] run_script refused: skill={:?} file={:?} error={}: {e}",
+        request.skill_path,
+        request.file,
+        e.code()
+    );
 }
