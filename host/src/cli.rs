@@ -9,7 +9,7 @@ use std::io::{BufRead as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
@@ -43,6 +43,11 @@ pub struct GlobalArgs {
     /// How requests are matched to skills.
     #[arg(long, value_enum, global = true, value_name = "NAME")]
     pub algorithm: Option<AlgorithmArg>,
+
+    /// A configuration file (YAML, see `example-config`); it overrides the `config.yaml` of the
+    /// roots and is overridden by environment variables and flags.
+    #[arg(long = "config", value_name = "FILE", global = true)]
+    pub config: Option<PathBuf>,
 }
 
 /// The `matching.algorithm` setting.
@@ -70,6 +75,8 @@ pub enum Command {
     Asset(AssetArgs),
     /// Check every file of the roots; exits 1 when a file has errors.
     Validate(ValidateArgs),
+    /// Print the full default configuration, a comment on every key.
+    ExampleConfig,
 }
 
 #[derive(Debug, Args)]
@@ -161,16 +168,33 @@ fn exit_code_of(e: &anyhow::Error) -> u8 {
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let global = &cli.global;
     match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => bail!(
-            "the MCP server (`skills-mcp serve`) is not implemented yet; \
-             use search, get, list, asset or validate"
-        ),
+        Command::Serve => serve(global),
+        Command::ExampleConfig => {
+            print!("{}", crate::config::EXAMPLE_CONFIG);
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Search(args) => search(&open(global, &[])?, &args),
         Command::Get(args) => get(&open(global, &[])?, &args),
         Command::List(args) => list(&open(global, &[])?, &args),
         Command::Asset(args) => asset(&open(global, &[])?, &args),
         Command::Validate(args) => validate(&open(global, &args.roots)?, &args),
     }
+}
+
+/// `serve`: the configuration (see [`crate::config`] for the precedence; `--algorithm` is a flag,
+/// so it wins), then the MCP server on stdio.
+fn serve(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    let options =
+        crate::config::LoadOptions::from_process(global.config.clone(), global.roots.clone());
+    let mut loaded = crate::config::load(&options)?;
+    if let Some(algorithm) = global.algorithm {
+        loaded.config.matching.algorithm = match algorithm {
+            AlgorithmArg::Ranked => crate::config::Algorithm::Ranked,
+            AlgorithmArg::Keywords => crate::config::Algorithm::Keywords,
+        };
+    }
+    crate::mcp::run_stdio(&loaded)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The roots: `explicit` if any, else `SKILLS_DIR` then `--root`, else the bundled folder.

@@ -412,7 +412,9 @@ impl LoadOptions {
 
 /// The `skills/` folder next to the workspace, when this binary runs where it was built.
 pub fn bundled_skills_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("skills");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("skills");
     dir.is_dir().then(|| dir.canonicalize().unwrap_or(dir))
 }
 
@@ -514,7 +516,11 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded> {
         names.push(layer.source);
     }
     let mut config: Config = from_value(&acc, "the configuration")?;
-    config.github_token = opts.env.get("GITHUB_TOKEN").filter(|t| !t.is_empty()).cloned();
+    config.github_token = opts
+        .env
+        .get("GITHUB_TOKEN")
+        .filter(|t| !t.is_empty())
+        .cloned();
     Ok(Loaded {
         config,
         roots,
@@ -573,7 +579,12 @@ fn type_error(layer: &Layer, error: &serde_yaml::Error) -> String {
         if let Err(e) = serde_yaml::from_value::<Config>(merge(defaults.clone(), single)) {
             let key: Vec<String> = path
                 .iter()
-                .map(|k| serde_yaml::to_string(k).unwrap_or_default().trim().to_string())
+                .map(|k| {
+                    serde_yaml::to_string(k)
+                        .unwrap_or_default()
+                        .trim()
+                        .to_string()
+                })
                 .collect();
             let shown = serde_yaml::to_string(&value).unwrap_or_default();
             return format!(
@@ -623,7 +634,10 @@ fn env_layer(env: &HashMap<String, String>) -> Result<Option<Layer>> {
         set("analytics", "enabled", Value::Bool(true));
         set("analytics", "endpoint", Value::String(endpoint.clone()));
     }
-    if let Some(minutes) = env.get("REFRESH_INTERVAL_MINUTES").filter(|v| !v.is_empty()) {
+    if let Some(minutes) = env
+        .get("REFRESH_INTERVAL_MINUTES")
+        .filter(|v| !v.is_empty())
+    {
         let n: u32 = minutes.trim().parse().ok().filter(|n| *n >= 1).ok_or_else(|| {
             anyhow::anyhow!(
                 "invalid configuration in the environment: REFRESH_INTERVAL_MINUTES = {minutes:?}; allowed: a whole number of minutes, at least 1"

@@ -1,1 +1,610 @@
-//! The MCP server (rmcp): tools, resources, prompts and the Skills extension.
+//! The MCP server (rmcp): tools, resources, prompts and the Skills extension, over stdio.
+//!
+//! Everything here is protocol plumbing: every rule about skills is asked of the engine through
+//! the catalogue ([`crate::catalog`]), and every log line goes to stderr (stdout is the
+//! protocol).
+//!
+//! # Layout
+//! - this module: [`SkillsServer`] (the `ServerHandler`), per-snapshot derived data ([`View`]),
+//!   change notifications, [`run_stdio`];
+//! - `tools`: the tools, one `#[tool]` method each;
+//! - `extension`: the Skills extension (`skills/list`, `skills/get`), `resources/*` and the
+//!   `skill://` URI mapping;
+//! - `prompts`: every skill as a prompt, and completion;
+//! - `reload`: the file watcher and debounced rebuilds;
+//! - [`tiers`]: the catalogue text for instructions and tool descriptions (pure).
+//!
+//! # Adding a tool (scripts, analytics, git)
+//! Add one `#[tool(...)]` method to the `#[tool_router] impl SkillsServer` block in
+//! `mcp/tools.rs` (its input is `Parameters<T>` with `T: Deserialize + JsonSchema`, with
+//! `#[serde(deny_unknown_fields)]`; errors the model should read are `Err(String)`). Shared state
+//! it needs goes in [`Services`] as an `Option<Arc<...>>` field, filled in by [`run_stdio`] (and
+//! by tests through [`SkillsServer::with_services`]).
+
+mod arguments;
+mod extension;
+mod prompts;
+mod reload;
+pub mod tiers;
+mod tools;
+
+use std::{
+    collections::HashSet,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::Duration,
+};
+
+use anyhow::{Context as _, Result};
+use rmcp::{
+    ErrorData, RoleServer, ServerHandler, ServiceExt,
+    handler::server::{router::tool::ToolRouter, tool::ToolCallContext},
+    model::{
+        CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams,
+        CompleteResult, ContentBlock, ErrorCode, GetPromptRequestParams, GetPromptResponse,
+        GetSkillRequestParams, GetSkillResult, Implementation, ListPromptsResult,
+        ListResourceTemplatesResult, ListResourcesResult, ListSkillsResult, ListToolsResult,
+        PaginatedRequestParams, ReadResourceDirectoryRequestParams, ReadResourceDirectoryResult,
+        ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+        SubscriptionFilter,
+    },
+    service::{NotificationContext, Peer, RequestContext, SubscriptionContext},
+};
+use tokio::sync::broadcast;
+
+use crate::{
+    catalog::{Catalog, CatalogOptions, RootSpec as CatalogRoot},
+    config::{self, Config, Loaded},
+    runtime::{Algorithm, EngineConfig, EngineError, EngineErrorKind, Severity, SkillInfo},
+};
+
+pub use reload::watch;
+
+/// Shared state of other features (scripts, analytics, git), each optional.
+///
+/// Add a field `pub name: Option<Arc<Thing>>` here; [`run_stdio`] fills it in.
+#[derive(Default, Clone)]
+#[non_exhaustive]
+pub struct Services {}
+
+/// The MCP server: cheap to clone (all state behind one `Arc`).
+#[derive(Clone)]
+pub struct SkillsServer {
+    inner: Arc<Inner>,
+    tool_router: ToolRouter<Self>,
+}
+
+struct Inner {
+    catalog: Catalog,
+    config: Arc<Config>,
+    /// Bumped by every rebuild this server makes (the views follow it).
+    generation: AtomicU64,
+    services: Services,
+    /// Derived data for the catalogue's current snapshot.
+    view: Mutex<Option<Arc<View>>>,
+    /// One message per catalogue change (for `subscriptions/listen`).
+    changes: broadcast::Sender<()>,
+    /// Peers of `initialize` sessions, told about changes with list-changed notifications.
+    peers: tokio::sync::Mutex<Vec<Peer<RoleServer>>>,
+    /// Diagnostics already printed (so a rebuild prints only new ones).
+    reported: Mutex<HashSet<String>>,
+}
+
+/// What the server derives from one catalogue snapshot (built on first use after a change).
+pub(crate) struct View {
+    /// The catalogue (its current index answers).
+    pub catalog: Catalog,
+    /// The rebuild this view was made after.
+    pub generation: u64,
+    /// Every skill, sorted by skill path.
+    pub skills: Vec<SkillInfo>,
+    /// The server instructions, catalogue included.
+    pub instructions: String,
+    /// The `get_skill` description, catalogue included (under 2,048 characters).
+    pub get_skill_description: String,
+    /// Skills extension entries built so far.
+    pub extension: extension::Cache,
+}
+
+/// Most characters of the catalogue part of the server instructions.
+pub const INSTRUCTIONS_CATALOGUE_BUDGET: usize = 24_000;
+/// Longest tool description (one widely used client cuts descriptions there).
+pub const MAX_TOOL_DESCRIPTION: usize = 2_047;
+
+impl SkillsServer {
+    /// A server over `catalog` (already built) with `config`. Call it where blocking is allowed
+    /// (not on an async thread): it asks the engine for the catalogue.
+    pub fn new(catalog: Catalog, config: Config) -> Self {
+        Self::with_services(catalog, config, Services::default())
+    }
+
+    /// A server with the shared state of other features.
+    pub fn with_services(catalog: Catalog, config: Config, services: Services) -> Self {
+        let (changes, _) = broadcast::channel(16);
+        let server = Self {
+            inner: Arc::new(Inner {
+                catalog,
+                config: Arc::new(config),
+                generation: AtomicU64::new(0),
+                services,
+                view: Mutex::new(None),
+                changes,
+                peers: tokio::sync::Mutex::new(Vec::new()),
+                reported: Mutex::new(HashSet::new()),
+            }),
+            tool_router: Self::tool_router(),
+        };
+        // The first view now, off the async threads (`get_info` never computes one).
+        server.view();
+        server
+    }
+
+    pub fn catalog(&self) -> &Catalog {
+        &self.inner.catalog
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    pub fn services(&self) -> &Services {
+        &self.inner.services
+    }
+
+    /// The view of the current snapshot (rebuilt when the catalogue changed).
+    pub(crate) fn view(&self) -> Arc<View> {
+        let generation = self.inner.generation.load(Ordering::SeqCst);
+        let mut guard = self.inner.view.lock().expect("view lock");
+        if let Some(view) = guard.as_ref()
+            && view.generation == generation
+        {
+            return view.clone();
+        }
+        let view = Arc::new(View::new(
+            self.inner.catalog.clone(),
+            generation,
+            &self.tool_router,
+        ));
+        *guard = Some(view.clone());
+        view
+    }
+
+    /// Run `f` on the current view off the async threads (engine calls block).
+    pub(crate) async fn blocking<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&SkillsServer, &View) -> T + Send + 'static,
+    ) -> T {
+        let server = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let view = server.view();
+            f(&server, &view)
+        })
+        .await
+        .expect("an engine call panicked")
+    }
+
+    /// Rebuild the index from the roots (blocking); the previous snapshot serves until it is done.
+    pub fn rebuild_blocking(&self) -> Result<usize> {
+        let stats = self.inner.catalog.rebuild()?;
+        self.inner.generation.fetch_add(1, Ordering::SeqCst);
+        self.view();
+        self.log_reports();
+        Ok(stats.skills as usize)
+    }
+
+    /// Print the engine's findings not printed before: warnings, errors and shadowing.
+    pub fn log_reports(&self) {
+        let catalog = &self.inner.catalog;
+        let mut seen = self.inner.reported.lock().expect("reported lock");
+        let reports = match catalog.reports() {
+            Ok(r) => r,
+            Err(e) => {
+                eprintln!("skills-mcp: warning: no validation reports: {e:#}");
+                return;
+            }
+        };
+        for report in reports {
+            for d in &report.diagnostics {
+                let shadowing = d.message.to_ascii_lowercase().contains("shadow");
+                if d.severity == Severity::Info && !shadowing {
+                    continue;
+                }
+                let level = match d.severity {
+                    Severity::Error => "error",
+                    Severity::Warning => "warning",
+                    Severity::Info => "info",
+                };
+                let line = d.line.map(|l| format!(":{l}")).unwrap_or_default();
+                let text = format!(
+                    "skills-mcp: {level}: {}/{}{line}: {}",
+                    catalog
+                        .roots()
+                        .get(d.root as usize)
+                        .map_or_else(|| format!("root {}", d.root), |r| r.name.clone()),
+                    d.path,
+                    d.message
+                );
+                if seen.insert(text.clone()) {
+                    eprintln!("{text}");
+                }
+            }
+        }
+    }
+
+    /// Tell every client that skills, prompts, resources and tool descriptions changed.
+    pub async fn notify_changed(&self) {
+        let _ = self.inner.changes.send(());
+        let mut peers = self.inner.peers.lock().await;
+        let mut alive = Vec::with_capacity(peers.len());
+        for peer in peers.drain(..) {
+            let sent = async {
+                peer.notify_resource_list_changed().await?;
+                peer.notify_prompt_list_changed().await?;
+                peer.notify_tool_list_changed().await
+            }
+            .await;
+            if sent.is_ok() {
+                alive.push(peer);
+            }
+        }
+        *peers = alive;
+    }
+
+    /// Serve one connection (any rmcp transport) until it closes.
+    pub async fn serve_transport<T, E, A>(self, transport: T) -> Result<()>
+    where
+        T: rmcp::transport::IntoTransport<RoleServer, E, A>,
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        let running = self
+            .serve(transport)
+            .await
+            .context("starting the MCP session")?;
+        running.waiting().await.context("serving MCP")?;
+        Ok(())
+    }
+}
+
+/// The engine's own failure inside an error, if it is one.
+pub(crate) fn engine_kind(e: &anyhow::Error) -> Option<&EngineErrorKind> {
+    e.downcast_ref::<EngineError>().map(|e| &e.0)
+}
+
+/// The message of an error for a client: the engine's message, or the whole chain.
+pub(crate) fn message(e: &anyhow::Error) -> String {
+    match e.downcast_ref::<EngineError>() {
+        Some(engine) => engine.to_string(),
+        None => format!("{e:#}"),
+    }
+}
+
+impl View {
+    fn new(catalog: Catalog, generation: u64, router: &ToolRouter<SkillsServer>) -> Self {
+        let skills = catalog.skills().unwrap_or_else(|e| {
+            eprintln!("skills-mcp: error: listing the skills failed: {e:#}");
+            Vec::new()
+        });
+        let entries: Vec<tiers::Entry> = skills
+            .iter()
+            .map(|s| tiers::Entry {
+                skill_path: s.skill_path.clone(),
+                name: s.name.clone(),
+                description: s.description.clone(),
+            })
+            .collect();
+        let (catalogue, _) = tiers::catalogue(&entries, INSTRUCTIONS_CATALOGUE_BUDGET);
+        let instructions = format!("{}\n{catalogue}", tools::INSTRUCTIONS);
+        let base = router
+            .get("get_skill")
+            .and_then(|t| t.description.as_deref().map(str::to_string))
+            .unwrap_or_default();
+        let budget = MAX_TOOL_DESCRIPTION.saturating_sub(tiers::chars(&base) + 2);
+        let (short, _) = tiers::catalogue(&entries, budget);
+        let get_skill_description = format!("{base}\n\n{short}");
+        Self {
+            catalog,
+            generation,
+            skills,
+            instructions,
+            get_skill_description,
+            extension: extension::Cache::default(),
+        }
+    }
+}
+
+impl ServerHandler for SkillsServer {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_completions()
+            .enable_skills_with_directory_read()
+            .build();
+        // The latest view's (never computed here: engine calls must not run on async threads).
+        let instructions = self
+            .inner
+            .view
+            .lock()
+            .expect("view lock")
+            .as_ref()
+            .map_or_else(
+                || tools::INSTRUCTIONS.to_string(),
+                |v| v.instructions.clone(),
+            );
+        ServerConfig::new(capabilities)
+            .with_server_info(Implementation::new("skills-mcp", env!("CARGO_PKG_VERSION")))
+            .with_instructions(instructions)
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.inner.peers.lock().await.push(context.peer);
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = requested.tools_list_changed;
+        accepted.prompts_list_changed = requested.prompts_list_changed;
+        accepted.resources_list_changed = requested.resources_list_changed;
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let mut changes = self.inner.changes.subscribe();
+        loop {
+            tokio::select! {
+                _ = context.cancelled() => return Ok(()),
+                change = changes.recv() => {
+                    if let Err(broadcast::error::RecvError::Closed) = change {
+                        return Ok(());
+                    }
+                    let sink = context.sink();
+                    let accepted = context.accepted().clone();
+                    if accepted.resources_list_changed == Some(true) {
+                        let _ = sink.notify_resource_list_changed().await;
+                    }
+                    if accepted.prompts_list_changed == Some(true) {
+                        let _ = sink.notify_prompt_list_changed().await;
+                    }
+                    if accepted.tools_list_changed == Some(true) {
+                        let _ = sink.notify_tool_list_changed().await;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let view = self.blocking(|_, v| v.get_skill_description.clone()).await;
+        let tools = self
+            .tool_router
+            .list_all()
+            .into_iter()
+            .map(|mut tool| {
+                if tool.name == "get_skill" {
+                    tool.description = Some(view.clone().into());
+                }
+                tool
+            })
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.tool_router.get(name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let arguments = request.arguments.clone().unwrap_or_default();
+        let tcc = ToolCallContext::new(self, request, context);
+        let explain = |message: &str| {
+            let schema = self
+                .tool_router
+                .get(&name)
+                .map(|t| t.input_schema.as_ref().clone())
+                .unwrap_or_default();
+            let text = arguments::explain(&name, &schema, &arguments, message);
+            CallToolResult::error(vec![ContentBlock::text(text)])
+        };
+        match self.tool_router.call(tcc).await {
+            // rmcp answers arguments that do not deserialize with serde's message; name the
+            // argument instead (still a tool error, for the model to fix).
+            Ok(CallToolResponse::Complete(result))
+                if result.is_error == Some(true)
+                    && result.content.len() == 1
+                    && result.content[0]
+                        .as_text()
+                        .is_some_and(|t| t.text.starts_with(arguments::DESERIALIZE_PREFIX)) =>
+            {
+                let message = result.content[0]
+                    .as_text()
+                    .map(|t| t.text.clone())
+                    .unwrap_or_default();
+                Ok(explain(&message).into())
+            }
+            Err(e) if e.code == ErrorCode::INVALID_PARAMS && self.tool_router.has_route(&name) => {
+                Ok(explain(&e.message).into())
+            }
+            other => other,
+        }
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let cursor = request.and_then(|r| r.cursor);
+        self.blocking(move |_, v| extension::list_resources(v, cursor.as_deref()))
+            .await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        self.blocking(move |_, v| extension::read_resource(v, &request.uri))
+            .await
+            .map(Into::into)
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let cursor = request.and_then(|r| r.cursor);
+        self.blocking(move |_, v| extension::list_skills(v, cursor.as_deref()))
+            .await
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        self.blocking(move |_, v| extension::get_skill(v, &request.uri))
+            .await
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, ErrorData> {
+        self.blocking(move |_, v| {
+            extension::read_directory(v, &request.uri, request.cursor.as_deref())
+        })
+        .await
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let cursor = request.and_then(|r| r.cursor);
+        self.blocking(move |_, v| prompts::list(v, cursor.as_deref()))
+            .await
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        self.blocking(move |_, v| prompts::get(v, &request.name, request.arguments.as_ref()))
+            .await
+            .map(Into::into)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.blocking(move |_, v| prompts::complete(v, &request))
+            .await
+    }
+}
+
+/// Index the roots of `loaded` and make a server over them (findings are printed to stderr).
+pub fn open(loaded: &Loaded) -> Result<SkillsServer> {
+    let catalog = Catalog::open(
+        catalog_roots(&loaded.roots),
+        catalog_options(&loaded.config),
+    )
+    .context("indexing the skill roots")?;
+    let server = SkillsServer::new(catalog, loaded.config.clone());
+    server.log_reports();
+    Ok(server)
+}
+
+/// The catalogue's roots for the configured ones (same order).
+pub fn catalog_roots(roots: &[config::RootSpec]) -> Vec<CatalogRoot> {
+    roots
+        .iter()
+        .map(|r| CatalogRoot::new(r.path.clone()))
+        .collect()
+}
+
+/// The catalogue's options for a configuration (matching and asset limits).
+pub fn catalog_options(config: &Config) -> CatalogOptions {
+    let m = &config.matching;
+    CatalogOptions {
+        engine: EngineConfig {
+            algorithm: match m.algorithm {
+                config::Algorithm::Ranked => Algorithm::Ranked,
+                config::Algorithm::Keywords => Algorithm::Keywords,
+            },
+            min_score: m.min_score,
+            ambiguity_threshold: m.ambiguity_threshold,
+            max_results: m.max_results,
+        },
+        max_asset_bytes: config.assets.max_size_bytes,
+        ..CatalogOptions::default()
+    }
+}
+
+/// Serve MCP on stdin/stdout with the loaded configuration, until the client disconnects.
+pub fn run_stdio(loaded: &Loaded) -> Result<()> {
+    for w in &loaded.warnings {
+        eprintln!("skills-mcp: warning: {w}");
+    }
+    for (i, root) in loaded.roots.iter().enumerate() {
+        eprintln!("skills-mcp: root {i}: {} ({:?})", root.name(), root.source);
+    }
+    let server = open(loaded)?;
+    eprintln!(
+        "skills-mcp: {} skills indexed; serving MCP on stdio",
+        server.inner.catalog.len().unwrap_or(0)
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    runtime.block_on(async move {
+        let _watch = if loaded.config.refresh.watch {
+            let paths = loaded.roots.iter().map(|r| r.path.clone()).collect();
+            let debounce = Duration::from_millis(loaded.config.refresh.debounce_ms);
+            match watch(server.clone(), paths, debounce) {
+                Ok(w) => Some(w),
+                Err(e) => {
+                    eprintln!("skills-mcp: warning: live reload is off: {e:#}");
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        server
+            .serve_transport((tokio::io::stdin(), tokio::io::stdout()))
+            .await
+    })
+}

@@ -1,0 +1,601 @@
+//! The tools: one `#[tool]` method each (spec section 8), plus the texts that tell a model when
+//! to call them.
+//!
+//! Arguments are `Parameters<T>` with `#[serde(deny_unknown_fields)]`; a malformed call becomes a
+//! tool error naming the argument (see `SkillsServer::call_tool`). Errors the model can act on
+//! are `Err(String)` (a result with `isError: true`).
+
+use base64::Engine as _;
+use rmcp::{
+    Json,
+    handler::server::wrapper::Parameters,
+    model::{CallToolResult, ContentBlock},
+    tool, tool_router,
+};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::{SkillsServer, View, engine_kind, extension, message};
+use crate::runtime::{AssetInfo, EngineErrorKind, Execution, RouteOutcome, SearchHit};
+
+/// The server instructions (the catalogue is appended).
+pub const INSTRUCTIONS: &str = "\
+This server holds skills: instructions written for specific kinds of tasks (with templates, \
+references and scripts). Use them instead of guessing.
+- Before starting a task, call get_skill with `context` = one or two sentences about the task \
+(goal, technologies, constraints). On a match, follow the returned `content`. On `ambiguous`, \
+pick a candidate and call get_skill again with its `skill_path`. On `no_match`, go on without one.
+- To browse, or when the catalogue below lists only categories, call search_skills with a few \
+keywords, then get_skill with the chosen `skill_path`. list_skills shows the skill tree.
+- A skill lists `assets` and `scripts`; fetch one with get_asset {skill_path, file}. Run scripts \
+yourself (execution: claude) unless a skill says execution: server.
+- Skills reload by themselves when their files change; refresh_skills forces a reindex.
+";
+
+const GET_SKILL: &str = "\
+Load the skill for a task: expert instructions to follow, with inherited rules and the files it \
+provides. Call it before any non-trivial task a skill may cover.
+Give either `context` (a sentence or two about the task: goal, technologies; the server picks \
+the best skill) or `skill_path` (a skill path or name from the list below or from search_skills, \
+loaded directly).
+Answers: {\"no_match\": true} (carry on without a skill); {\"ambiguous\": true, \"candidates\": \
+[...]} (call again with a candidate's skill_path); or the skill: `content` (follow it), `assets` \
+and `scripts` (fetch with get_asset), `inherited_assets`, `inherited_scripts` (with `from`).";
+
+const SEARCH_SKILLS: &str = "\
+Search the skills by meaning of a few keywords; returns the best matches, best first, with \
+skill_path, name, description, score (0-1 for the default ranking) and the skill:// uri. Use it \
+when get_skill is ambiguous, finds nothing, or to browse a large catalogue; then load one with \
+get_skill {skill_path}. `limit`: 1-50, default 10.";
+
+const LIST_SKILLS: &str = "\
+The skill tree (folders and skills), optionally below `path` (e.g. \"ui\" or \"ui/react\"). Each \
+node: name, path, description, keywords, assetCount, scriptCount, children. Use it to browse; \
+load a skill with get_skill {skill_path}.";
+
+const GET_ASSET: &str = "\
+Read one file a skill provides (an asset, a template, a reference or a script) by `skill_path` \
+and `file` (as listed by get_skill, relative to the skill's folder; inherited files are found in \
+the parent skills). Text comes back in `content`, binary files in `content_base64` with \
+`mime_type`; `resolved_from` names the skill the file was inherited from.";
+
+const REFRESH_SKILLS: &str = "\
+Reindex the skills from their folders now and report how many there are. Changes on disk are \
+normally picked up by themselves within a second; call this after editing skills if one seems \
+missing or stale.";
+
+/// Most results `search_skills` returns.
+pub const MAX_SEARCH_LIMIT: u32 = 50;
+/// Results `search_skills` returns by default.
+pub const DEFAULT_SEARCH_LIMIT: u32 = 10;
+/// Suggestions offered for an unknown skill.
+const SUGGESTIONS: u32 = 5;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetSkillParams {
+    /// One or two sentences about the task (goal, technologies, constraints): the server routes
+    /// it to the best skill.
+    #[serde(default)]
+    pub context: Option<String>,
+    /// A skill path (e.g. `ui/react/auth`) or a skill name, to load that skill directly.
+    #[serde(default)]
+    pub skill_path: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchSkillsParams {
+    /// A few words about what is needed.
+    pub query: String,
+    /// How many results, 1-50 (default 10).
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListSkillsParams {
+    /// Only the subtree below this path (a folder or a skill path), e.g. `ui`.
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetAssetParams {
+    /// The skill the file belongs to (or inherits it).
+    pub skill_path: String,
+    /// The file, relative to the skill's folder, as get_skill lists it.
+    pub file: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RefreshSkillsParams {}
+
+/// One asset or script of a skill (spec 8.1).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AssetView {
+    pub file: String,
+    pub description: String,
+    #[serde(rename = "type")]
+    pub asset_type: String,
+    /// `claude` (fetch and run it yourself) or `server` (run_script); scripts only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub execution: Option<String>,
+    /// Declared arguments; scripts only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub args: Option<Vec<ScriptArgView>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size_bytes: Option<u64>,
+    /// The skill it is inherited from (inherited files only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ScriptArgView {
+    pub name: String,
+    pub description: String,
+    pub required: bool,
+}
+
+impl From<&AssetInfo> for AssetView {
+    fn from(a: &AssetInfo) -> Self {
+        Self {
+            file: a.file.clone(),
+            description: a.description.clone(),
+            asset_type: a.asset_type.clone(),
+            execution: a.script.as_ref().map(|s| {
+                match s.execution {
+                    Execution::Claude => "claude",
+                    Execution::Server => "server",
+                }
+                .to_string()
+            }),
+            args: a.script.as_ref().map(|s| {
+                s.args
+                    .iter()
+                    .map(|x| ScriptArgView {
+                        name: x.name.clone(),
+                        description: x.description.clone(),
+                        required: x.required,
+                    })
+                    .collect()
+            }),
+            size_bytes: a.size,
+            from: a.from.clone(),
+        }
+    }
+}
+
+/// A ranked candidate.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Candidate {
+    pub skill_path: String,
+    pub name: String,
+    pub score: f64,
+    pub description: String,
+    pub matched_keywords: Vec<String>,
+}
+
+impl From<&SearchHit> for Candidate {
+    fn from(h: &SearchHit) -> Self {
+        Self {
+            skill_path: h.skill_path.clone(),
+            name: h.name.clone(),
+            score: round(h.score),
+            description: h.description.clone(),
+            matched_keywords: h.matched.clone(),
+        }
+    }
+}
+
+/// A loaded skill (spec 8.1, single match).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SkillMatch {
+    pub skill_path: String,
+    pub name: String,
+    /// Present when the skill was routed from a context.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub score: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub matched_keywords: Option<Vec<String>>,
+    pub content: String,
+    pub assets: Vec<AssetView>,
+    pub scripts: Vec<AssetView>,
+    pub inherited_assets: Vec<AssetView>,
+    pub inherited_scripts: Vec<AssetView>,
+    /// The skill's SKILL.md in the Skills extension.
+    pub uri: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchResult {
+    pub skill_path: String,
+    pub name: String,
+    pub description: String,
+    pub score: f64,
+    pub uri: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchResults {
+    pub query: String,
+    pub results: Vec<SearchResult>,
+}
+
+/// A node of the skill tree (spec 8.2).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SkillNode {
+    pub name: String,
+    pub path: String,
+    /// Whether this node is a skill (otherwise a folder).
+    pub is_skill: bool,
+    pub description: String,
+    pub keywords: Vec<String>,
+    #[serde(rename = "assetCount")]
+    pub asset_count: u32,
+    #[serde(rename = "scriptCount")]
+    pub script_count: u32,
+    pub children: Vec<SkillNode>,
+}
+
+/// The content of an asset (spec 8.3).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AssetContent {
+    pub skill_path: String,
+    pub file: String,
+    /// Text content (text files).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// Base64 content (binary files).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_base64: Option<String>,
+    pub size_bytes: u64,
+    #[serde(rename = "type")]
+    pub asset_type: String,
+    /// Binary files only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The skill the file was inherited from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resolved_from: Option<String>,
+}
+
+/// The answer of `refresh_skills` (spec 8.6, local mode).
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RefreshResult {
+    pub success: bool,
+    pub mode: String,
+    pub skills_reindexed: u64,
+    pub message: String,
+}
+
+fn round(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+/// A JSON answer: structured content and the same JSON as text.
+fn json_result(value: serde_json::Value) -> CallToolResult {
+    let mut result = CallToolResult::structured(value.clone());
+    result.content = vec![ContentBlock::text(
+        serde_json::to_string_pretty(&value).unwrap_or_default(),
+    )];
+    result
+}
+
+/// An engine error as a message for the model; "did you mean" for unknown skills.
+pub(crate) fn describe(view: &View, error: &anyhow::Error, what: &str) -> String {
+    let text = message(error);
+    match engine_kind(error) {
+        Some(EngineErrorKind::NotFound(m)) => {
+            let suggestions = view.catalog.suggest(what, SUGGESTIONS).unwrap_or_default();
+            if suggestions.is_empty() || m.to_lowercase().contains("did you mean") {
+                text
+            } else {
+                format!("{text}. Did you mean: {}?", suggestions.join(", "))
+            }
+        }
+        _ => text,
+    }
+}
+
+/// The non-empty, trimmed value of an optional string argument.
+fn given(arg: &Option<String>) -> Option<&str> {
+    arg.as_deref().map(str::trim).filter(|s| !s.is_empty())
+}
+
+fn load(view: &View, path_or_name: &str, hit: Option<&SearchHit>) -> Result<SkillMatch, String> {
+    let info = view
+        .catalog
+        .get(path_or_name)
+        .map_err(|e| format!("skill_path: {}", describe(view, &e, path_or_name)))?;
+    let resolved = view
+        .catalog
+        .resolve(&info.skill_path)
+        .map_err(|e| format!("loading {}: {}", info.skill_path, message(&e)))?;
+    let views = |list: &[AssetInfo]| list.iter().map(AssetView::from).collect::<Vec<_>>();
+    Ok(SkillMatch {
+        skill_path: info.skill_path.clone(),
+        name: info.name.clone(),
+        score: hit.map(|h| round(h.score)),
+        matched_keywords: hit.map(|h| h.matched.clone()),
+        content: resolved.content,
+        assets: views(&resolved.assets),
+        scripts: views(&resolved.scripts),
+        inherited_assets: views(&resolved.inherited_assets),
+        inherited_scripts: views(&resolved.inherited_scripts),
+        uri: extension::skill_md_uri(&info.skill_path),
+    })
+}
+
+fn tree_node(nodes: &[crate::runtime::TreeNode], i: usize, depth: usize) -> SkillNode {
+    let n = &nodes[i];
+    let children = if depth > 64 {
+        Vec::new()
+    } else {
+        n.children
+            .iter()
+            .filter(|c| (**c as usize) < nodes.len() && **c as usize != i)
+            .map(|c| tree_node(nodes, *c as usize, depth + 1))
+            .collect()
+    };
+    match &n.skill {
+        Some(s) => SkillNode {
+            name: n.name.clone(),
+            path: n.path.clone(),
+            is_skill: true,
+            description: s.description.clone(),
+            keywords: s.keywords.clone(),
+            asset_count: s.asset_count,
+            script_count: s.script_count,
+            children,
+        },
+        None => SkillNode {
+            name: n.name.clone(),
+            path: n.path.clone(),
+            is_skill: false,
+            description: String::new(),
+            keywords: Vec::new(),
+            asset_count: 0,
+            script_count: 0,
+            children,
+        },
+    }
+}
+
+#[tool_router(router = tool_router, vis = "pub(crate)")]
+impl SkillsServer {
+    #[tool(
+        name = "get_skill",
+        description = GET_SKILL,
+        annotations(title = "Get the skill for a task", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn get_skill(
+        &self,
+        Parameters(p): Parameters<GetSkillParams>,
+    ) -> Result<CallToolResult, String> {
+        let context = given(&p.context).map(str::to_string);
+        let path = given(&p.skill_path).map(str::to_string);
+        if context.is_none() && path.is_none() {
+            return Err(
+                "give `context` (a sentence about the task) or `skill_path` (a skill path or name); both are missing or empty"
+                    .into(),
+            );
+        }
+        self.blocking(move |_, view| {
+            if let Some(path) = path {
+                let skill = load(view, &path, None)?;
+                return Ok(json_result(serde_json::to_value(skill).unwrap_or_default()));
+            }
+            let context = context.unwrap_or_default();
+            let outcome = view
+                .catalog
+                .route(&context)
+                .map_err(|e| format!("context: {}", message(&e)))?;
+            let value = match outcome {
+                RouteOutcome::NoMatch => serde_json::json!({
+                    "no_match": true,
+                    "message": "No skill matches the given context.",
+                }),
+                RouteOutcome::Ambiguous(hits) => serde_json::json!({
+                    "ambiguous": true,
+                    "candidates": hits.iter().map(Candidate::from).collect::<Vec<_>>(),
+                    "message": "Multiple skills match. Specify your need or pick a skill_path.",
+                }),
+                RouteOutcome::Matched(hit) => {
+                    serde_json::to_value(load(view, &hit.skill_path, Some(&hit))?)
+                        .unwrap_or_default()
+                }
+            };
+            Ok(json_result(value))
+        })
+        .await
+    }
+
+    #[tool(
+        name = "search_skills",
+        description = SEARCH_SKILLS,
+        annotations(title = "Search skills", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn search_skills(
+        &self,
+        Parameters(p): Parameters<SearchSkillsParams>,
+    ) -> Result<Json<SearchResults>, String> {
+        let query = p.query.trim().to_string();
+        if query.is_empty() {
+            return Err("query: must not be empty; give a few words about what is needed".into());
+        }
+        let limit = p.limit.unwrap_or(DEFAULT_SEARCH_LIMIT);
+        if !(1..=MAX_SEARCH_LIMIT).contains(&limit) {
+            return Err(format!(
+                "limit: {limit} is out of range; allowed: 1 to {MAX_SEARCH_LIMIT} (default {DEFAULT_SEARCH_LIMIT})"
+            ));
+        }
+        self.blocking(move |_, view| {
+            let hits = view
+                .catalog
+                .search(&query, limit)
+                .map_err(|e| format!("query: {}", message(&e)))?;
+            let results = hits
+                .iter()
+                .map(|h| SearchResult {
+                    skill_path: h.skill_path.clone(),
+                    name: h.name.clone(),
+                    description: h.description.clone(),
+                    score: round(h.score),
+                    uri: extension::skill_md_uri(&h.skill_path),
+                })
+                .collect();
+            Ok(Json(SearchResults { query, results }))
+        })
+        .await
+    }
+
+    #[tool(
+        name = "list_skills",
+        description = LIST_SKILLS,
+        annotations(title = "List skills", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn list_skills(
+        &self,
+        Parameters(p): Parameters<ListSkillsParams>,
+    ) -> Result<Json<SkillNode>, String> {
+        let path = given(&p.path).map(|s| s.trim_matches('/').to_string());
+        self.blocking(move |_, view| {
+            let nodes = view.catalog.tree(path.as_deref()).map_err(|e| {
+                format!(
+                    "path: {}",
+                    describe(view, &e, path.as_deref().unwrap_or(""))
+                )
+            })?;
+            if nodes.is_empty() {
+                return Ok(Json(SkillNode {
+                    name: String::new(),
+                    path: path.unwrap_or_default(),
+                    is_skill: false,
+                    description: String::new(),
+                    keywords: Vec::new(),
+                    asset_count: 0,
+                    script_count: 0,
+                    children: Vec::new(),
+                }));
+            }
+            Ok(Json(tree_node(&nodes, 0, 0)))
+        })
+        .await
+    }
+
+    #[tool(
+        name = "get_asset",
+        description = GET_ASSET,
+        annotations(title = "Read a skill's file", read_only_hint = true, open_world_hint = false)
+    )]
+    async fn get_asset(
+        &self,
+        Parameters(p): Parameters<GetAssetParams>,
+    ) -> Result<Json<AssetContent>, String> {
+        let skill_path = p.skill_path.trim().to_string();
+        if skill_path.is_empty() {
+            return Err("skill_path: must not be empty".into());
+        }
+        if p.file.is_empty() {
+            return Err("file: must not be empty; give the file as get_skill lists it".into());
+        }
+        let file = p.file;
+        let max = self.config().assets.max_size_bytes;
+        self.blocking(move |_, view| {
+            let info = view
+                .catalog
+                .get(&skill_path)
+                .map_err(|e| format!("skill_path: {}", describe(view, &e, &skill_path)))?;
+            let location = view
+                .catalog
+                .locate_asset(&info.skill_path, &file)
+                .map_err(|e| match engine_kind(&e) {
+                    Some(EngineErrorKind::InvalidPath(m)) => {
+                        format!("file: rejected ({m}); give a path inside the skill's folder")
+                    }
+                    _ => format!("file: {}", message(&e)),
+                })?;
+            if let Some(size) = location.asset.size
+                && size > max
+            {
+                return Err(format!(
+                    "file: {} is {size} bytes, over the limit of {max} bytes (assets.max_size_bytes)",
+                    location.asset.file
+                ));
+            }
+            let bytes = view
+                .catalog
+                .read_file(location.root, &location.path, max)
+                .map_err(|e| match engine_kind(&e) {
+                    Some(EngineErrorKind::TooLarge(s)) => format!(
+                        "file: {} is {} bytes, over the limit of {} bytes (assets.max_size_bytes)",
+                        location.asset.file, s.size, s.limit
+                    ),
+                    _ => format!(
+                        "file: {} is declared but cannot be read: {}",
+                        location.asset.file,
+                        message(&e)
+                    ),
+                })?;
+            let size_bytes = bytes.len() as u64;
+            let text = if location.asset.is_binary {
+                None
+            } else {
+                String::from_utf8(bytes.clone()).ok()
+            };
+            let (content, content_base64, mime_type) = match text {
+                Some(t) => (Some(t), None, None),
+                None => (
+                    None,
+                    Some(base64::engine::general_purpose::STANDARD.encode(&bytes)),
+                    Some(location.asset.mime_type.clone()),
+                ),
+            };
+            Ok(Json(AssetContent {
+                skill_path: info.skill_path.clone(),
+                file: location.asset.file.clone(),
+                content,
+                content_base64,
+                size_bytes,
+                asset_type: location.asset.asset_type.clone(),
+                mime_type,
+                resolved_from: location.asset.from.clone(),
+            }))
+        })
+        .await
+    }
+
+    #[tool(
+        name = "refresh_skills",
+        description = REFRESH_SKILLS,
+        annotations(
+            title = "Reindex skills",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn refresh_skills(
+        &self,
+        Parameters(_p): Parameters<RefreshSkillsParams>,
+    ) -> Result<Json<RefreshResult>, String> {
+        let server = self.clone();
+        let count = tokio::task::spawn_blocking(move || server.rebuild_blocking())
+            .await
+            .map_err(|e| format!("reindexing failed: {e}"))?
+            .map_err(|e| format!("reindexing failed: {e:#}"))?;
+        self.notify_changed().await;
+        Ok(Json(RefreshResult {
+            success: true,
+            mode: "local".into(),
+            skills_reindexed: count as u64,
+            message: "Reindexed from local directory (no git sync configured).".into(),
+        }))
+    }
+}
