@@ -1,1 +1,168 @@
 //! Tests: common.
+//!
+//! Small helpers shared by the test modules: fixture trees in temp dirs, the real binary, the
+//! bundled skills folder, a catalog over some roots.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use skills_mcp::catalog::{Catalog, CatalogOptions, RootSpec};
+
+/// The repository's bundled `skills/` folder.
+pub fn bundled_skills() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills")
+}
+
+/// The repository's `tests/fixtures` folder.
+pub fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures")
+}
+
+/// A temp dir holding `files` (`(relative path, contents)`); parents are created.
+pub fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    write_files(dir.path(), files);
+    dir
+}
+
+/// Write `files` below `root`, creating parents.
+pub fn write_files(root: &Path, files: &[(&str, &str)]) {
+    for (path, contents) in files {
+        let path = root.join(path);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("create parents");
+        std::fs::write(&path, contents).expect("write fixture file");
+    }
+}
+
+/// A hierarchical skill file: frontmatter with `description` and `keywords`, then `body`.
+pub fn skill_md(description: &str, keywords: &[&str], body: &str) -> String {
+    let keywords = keywords
+        .iter()
+        .map(|k| format!("  - {k}\n"))
+        .collect::<String>();
+    format!("---\ndescription: {description}\nkeywords:\n{keywords}---\n{body}\n")
+}
+
+/// An Agent Skills `SKILL.md`: `name` and `description`, then `body`.
+pub fn agent_skill_md(name: &str, description: &str, body: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\n{body}\n")
+}
+
+/// A small tree with both shapes, inheritance, an asset override and a script.
+pub fn sample_tree() -> tempfile::TempDir {
+    tree(&[
+        (
+            "_root.md",
+            &skill_md("Global rules", &["global"], "Be careful."),
+        ),
+        (
+            "ui/_index.md",
+            &skill_md("User interface rules", &["ui", "interface"], "UI rules."),
+        ),
+        (
+            "ui/react/_index.md",
+            &format!(
+                "---\ndescription: React rules\nkeywords: [react]\nassets:\n  - file: assets/base.tsx\n    description: Base component\n    type: template\n---\nReact rules.\n"
+            ),
+        ),
+        (
+            "ui/react/_index/assets/base.tsx",
+            "export const Base = 1;\n",
+        ),
+        (
+            "ui/react/auth.md",
+            "---\ndescription: React authentication components\nkeywords: [react, auth, login]\nassets:\n  - file: assets/base.tsx\n    description: Base with auth\n    type: template\n  - file: assets/logo.png\n    description: Logo\n    type: image\nscripts:\n  - file: scripts/check.sh\n    description: Check the config\n    execution: server\n    args:\n      - name: env_file\n        description: The env file\n---\nAuth rules.\n",
+        ),
+        (
+            "ui/react/auth/assets/base.tsx",
+            "export const AuthBase = 2;\n",
+        ),
+        ("ui/react/auth/assets/logo.png", "\u{89}PNG fake"),
+        ("ui/react/auth/scripts/check.sh", "#!/bin/sh\necho ok\n"),
+        (
+            "tools/pdf/SKILL.md",
+            &agent_skill_md(
+                "pdf",
+                "Extract text and tables from PDF files",
+                "Use pdftotext.",
+            ),
+        ),
+        ("tools/pdf/references/notes.md", "Some notes.\n"),
+    ])
+}
+
+/// Catalog options for tests (defaults; the compiled engine is shared by the process).
+pub fn options() -> CatalogOptions {
+    CatalogOptions::default()
+}
+
+/// A catalog over `roots` with test options.
+pub fn catalog(roots: &[&Path]) -> Catalog {
+    Catalog::open(roots.iter().map(|r| RootSpec::new(*r)).collect(), options())
+        .expect("open the catalog")
+}
+
+/// The real `skills-mcp` binary, with no roots from the environment.
+pub fn bin() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skills-mcp"));
+    cmd.env_remove("SKILLS_DIR").stdin(Stdio::null());
+    cmd
+}
+
+/// Run the binary with `args` and return its output.
+pub fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("run skills-mcp")
+}
+
+/// Run the binary with `args` and `stdin`.
+pub fn run_with_stdin(args: &[&str], stdin: &str) -> Output {
+    use std::io::Write as _;
+    let mut child = bin()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn skills-mcp");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin.as_bytes())
+        .expect("write stdin");
+    child.wait_with_output().expect("wait for skills-mcp")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Stdout parsed as JSON (panics with both streams when it is not).
+pub fn json(o: &Output) -> serde_json::Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}):\n--- stdout\n{}\n--- stderr\n{}",
+            stdout(o),
+            stderr(o)
+        )
+    })
+}
+
+/// Assert the exit code, showing both streams when it differs.
+#[track_caller]
+pub fn assert_exit(o: &Output, code: i32) {
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "exit status {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        o.status,
+        stdout(o),
+        stderr(o)
+    );
+}

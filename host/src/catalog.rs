@@ -916,10 +916,23 @@ impl Catalog {
     /// oversized or left-out files), sorted by root and path.
     pub fn reports(&self) -> anyhow::Result<Vec<FileReport>> {
         let snapshot = self.snapshot();
-        let mut reports = self.with_index(|g, i| g.reports(i))?;
-        reports.extend(snapshot.host_reports.iter().cloned());
-        reports.sort_by(|a, b| (a.root, &a.path).cmp(&(b.root, &b.path)));
-        Ok(reports)
+        let mut reports: std::collections::BTreeMap<(u32, String), FileReport> = self
+            .with_index(|g, i| g.reports(i))?
+            .into_iter()
+            .map(|r| ((r.root, r.path.clone()), r))
+            .collect();
+        for host in &snapshot.host_reports {
+            match reports.get_mut(&(host.root, host.path.clone())) {
+                Some(r) => {
+                    r.worst = worse(r.worst, host.worst);
+                    r.diagnostics.extend(host.diagnostics.iter().cloned());
+                }
+                None => {
+                    reports.insert((host.root, host.path.clone()), host.clone());
+                }
+            }
+        }
+        Ok(reports.into_values().collect())
     }
 }
 
@@ -966,6 +979,17 @@ fn build_snapshot(
         excluded,
         live: Mutex::new(Some(built.live)),
     })
+}
+
+/// The worse of two "worst severity" values (`None` means ok).
+fn worse(a: Option<Severity>, b: Option<Severity>) -> Option<Severity> {
+    let rank = |s: Option<Severity>| match s {
+        None => 0,
+        Some(Severity::Info) => 1,
+        Some(Severity::Warning) => 2,
+        Some(Severity::Error) => 3,
+    };
+    if rank(b) > rank(a) { b } else { a }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {

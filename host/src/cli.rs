@@ -77,6 +77,23 @@ pub enum Command {
     Validate(ValidateArgs),
     /// Print the full default configuration, a comment on every key.
     ExampleConfig,
+    /// Run a script declared `execution: server` (seed 004 8.4 JSON); exits 1 when it fails or
+    /// is refused, 2 on a malformed request.
+    Run(RunArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The skill path.
+    pub skill_path: String,
+    /// The script, relative to the skill's resource folder (inherited scripts included).
+    pub file: String,
+    /// An argument, given to the script as the variable SKILL_ARG_<NAME> (repeatable).
+    #[arg(long = "arg", value_name = "NAME=VALUE", value_parser = crate::scripts::parse_cli_arg)]
+    pub args: Vec<(String, String)>,
+    /// Working directory of the script (default: the skill's resource folder).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -178,6 +195,17 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::List(args) => list(&open(global, &[])?, &args),
         Command::Asset(args) => asset(&open(global, &[])?, &args),
         Command::Validate(args) => validate(&open(global, &args.roots)?, &args),
+        Command::Run(args) => {
+            let catalog = open(global, &[])?;
+            let config = crate::scripts::cli_config(&catalog)?;
+            let request = crate::scripts::RunRequest {
+                skill_path: args.skill_path,
+                file: args.file,
+                args: args.args.into_iter().collect(),
+                cwd: args.cwd,
+            };
+            crate::scripts::cli_run(&catalog, config, request)
+        }
     }
 }
 

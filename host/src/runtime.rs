@@ -495,12 +495,13 @@ impl Guest {
                     Some(wasmtime::Trap::UnreachableCodeReached) => "it panicked".to_string(),
                     Some(trap) => format!("it trapped: {trap}"),
                     None => {
-                        let text = format!("{e:#}");
-                        let first = text.lines().next().unwrap_or("unknown error");
-                        if first.contains("memory") {
-                            format!("it ran out of memory: {first}")
+                        // Context layers (the wasm backtrace) first; the cause is last.
+                        let cause = e.root_cause().to_string();
+                        let cause = cause.lines().next().unwrap_or("unknown error").to_string();
+                        if cause.contains("memory") {
+                            format!("it ran out of memory ({cause})")
                         } else {
-                            first.to_string()
+                            cause
                         }
                     }
                 };
