@@ -1040,7 +1040,8 @@ Tools rules.
         let (_tmp, catalog) = tree();
         let r = runner();
         let who = [("who", "x")];
-        let cases: &[(&str, &str, &[(&str, &str)], &[&str])] = &[
+        type Case<'a> = (&'a str, &'a str, &'a [(&'a str, &'a str)], &'a [&'a str]);
+        let cases: &[Case] = &[
             (
                 "nope/missing",
                 "scripts/shared.sh",
@@ -1239,5 +1240,273 @@ Tools rules.
                 "{skill} {file}: {err}"
             );
         }
+    }
+}
+
+/// The CLI verb `run`, through the real binary.
+mod cli {
+    use std::path::Path;
+    use std::process::{Command, Output};
+    use std::time::{Duration, Instant};
+
+    use serde_json::Value;
+
+    use super::{alive, read_pid, write};
+
+    const INDEX: &str = "---
+description: Scripts for the CLI tests
+keywords: [cli]
+scripts:
+  - file: scripts/env.sh
+    description: Prints its environment
+    execution: server
+  - file: scripts/slow.sh
+    description: Starts a grandchild, then never ends
+    execution: server
+    args:
+      - name: pids
+        description: folder for the pid files
+  - file: scripts/pwd.sh
+    description: Prints its working directory
+    execution: server
+---
+Body.
+";
+
+    fn tree(config_yaml: Option<&str>) -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        write(root, "tools/_index.md", INDEX);
+        write(root, "tools/_index/scripts/env.sh", "env | sort\n");
+        write(
+            root,
+            "tools/_index/scripts/slow.sh",
+            "sleep 300 &\necho $! > \"$SKILL_ARG_PIDS/grandchild\"\necho started\nsleep 300\n",
+        );
+        write(root, "tools/_index/scripts/pwd.sh", "pwd\n");
+        if let Some(yaml) = config_yaml {
+            write(root, "config.yaml", yaml);
+        }
+        tmp
+    }
+
+    /// `skills-mcp --root ROOT run ...` with only `env` added to a minimal environment.
+    fn run(root: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_skills-mcp"));
+        cmd.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", root)
+            .arg("--root")
+            .arg(root)
+            .arg("run")
+            .args(args);
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        cmd.output().unwrap()
+    }
+
+    fn json(o: &Output) -> Value {
+        serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{e}: stdout {:?} stderr {:?}",
+                String::from_utf8_lossy(&o.stdout),
+                String::from_utf8_lossy(&o.stderr)
+            )
+        })
+    }
+
+    fn stderr(o: &Output) -> String {
+        String::from_utf8_lossy(&o.stderr).into_owned()
+    }
+
+    #[test]
+    fn bundled_scripts_and_exit_codes() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../skills");
+        let ok = run(
+            &root,
+            &[
+                "git/commit-messages",
+                "scripts/check-commit-msg.sh",
+                "--arg",
+                "message=docs: explain run_script",
+            ],
+            &[],
+        );
+        assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+        let v = json(&ok);
+        assert_eq!(v["success"], true);
+        assert_eq!(v["exit_code"], 0);
+        assert_eq!(v["script"], "scripts/check-commit-msg.sh");
+        let mut keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort_unstable();
+        assert_eq!(
+            keys,
+            [
+                "duration_ms",
+                "exit_code",
+                "script",
+                "stderr",
+                "stdout",
+                "success"
+            ]
+        );
+
+        let failed = run(
+            &root,
+            &[
+                "git/commit-messages",
+                "scripts/check-commit-msg.sh",
+                "--arg",
+                "message=did things",
+            ],
+            &[],
+        );
+        assert_eq!(failed.status.code(), Some(1));
+        assert_eq!(json(&failed)["exit_code"], 1);
+
+        let missing = run(&root, &["api/auth", "scripts/inspect-jwt.py"], &[]);
+        assert_eq!(missing.status.code(), Some(2));
+        assert!(
+            stderr(&missing).contains("missing required arguments"),
+            "{}",
+            stderr(&missing)
+        );
+        assert!(missing.stdout.is_empty());
+
+        let client = run(&root, &["ui/react/auth", "scripts/scaffold-auth.sh"], &[]);
+        assert_eq!(client.status.code(), Some(1));
+        assert!(stderr(&client).contains("get_asset"), "{}", stderr(&client));
+
+        let traversal = run(&root, &["api/auth", "../auth.md"], &[]);
+        assert_eq!(traversal.status.code(), Some(2));
+        assert!(
+            stderr(&traversal).contains("path traversal"),
+            "{}",
+            stderr(&traversal)
+        );
+
+        let bad_arg = run(
+            &root,
+            &["api/auth", "scripts/inspect-jwt.py", "--arg", "token"],
+            &[],
+        );
+        assert_eq!(bad_arg.status.code(), Some(2));
+        assert!(
+            stderr(&bad_arg).contains("NAME=VALUE"),
+            "{}",
+            stderr(&bad_arg)
+        );
+    }
+
+    #[test]
+    fn server_secrets_stay_out() {
+        let tmp = tree(None);
+        let o = run(
+            tmp.path(),
+            &["tools/_index", "scripts/env.sh", "--arg", "x-y=1"],
+            &[
+                ("GITHUB_TOKEN", "ghp_topsecret"),
+                ("ANALYTICS_ENDPOINT", "http://127.0.0.1:9/secret-hook"),
+                ("DATABASE_PASSWORD", "hunter2"),
+                ("LANG", "C.UTF-8"),
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let out = json(&o)["stdout"].as_str().unwrap().to_string();
+        for secret in [
+            "ghp_topsecret",
+            "secret-hook",
+            "hunter2",
+            "GITHUB_TOKEN",
+            "DATABASE",
+        ] {
+            assert!(!out.contains(secret), "{secret} leaked:\n{out}");
+        }
+        assert!(out.contains("SKILL_ARG_X_Y=1\n"), "{out}");
+        assert!(out.contains("LANG=C.UTF-8\n"), "{out}");
+    }
+
+    #[test]
+    fn config_yaml_disables_and_passes_through() {
+        let tmp = tree(Some("scripts:\n  enabled: false\n"));
+        let o = run(tmp.path(), &["tools/_index", "scripts/pwd.sh"], &[]);
+        assert_eq!(o.status.code(), Some(1));
+        assert!(stderr(&o).contains("disabled globally"), "{}", stderr(&o));
+
+        let tmp = tree(Some("scripts:\n  env_passthrough: [TOOL_HOME]\n"));
+        let o = run(
+            tmp.path(),
+            &["tools/_index", "scripts/env.sh"],
+            &[("TOOL_HOME", "/opt/tool"), ("OTHER", "no")],
+        );
+        let out = json(&o)["stdout"].as_str().unwrap().to_string();
+        assert!(out.contains("TOOL_HOME=/opt/tool\n"), "{out}");
+        assert!(!out.contains("OTHER="), "{out}");
+    }
+
+    #[test]
+    fn cwd_flag() {
+        let tmp = tree(None);
+        let work = tempfile::tempdir().unwrap();
+        let o = run(
+            tmp.path(),
+            &[
+                "tools/_index",
+                "scripts/pwd.sh",
+                "--cwd",
+                work.path().to_str().unwrap(),
+            ],
+            &[],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        let expected = format!("{}\n", work.path().canonicalize().unwrap().display());
+        assert_eq!(json(&o)["stdout"], expected.as_str());
+
+        let o = run(
+            tmp.path(),
+            &["tools/_index", "scripts/pwd.sh", "--cwd", "/no/such/dir"],
+            &[],
+        );
+        assert_eq!(o.status.code(), Some(2));
+        assert!(stderr(&o).contains("invalid cwd"), "{}", stderr(&o));
+    }
+
+    #[test]
+    fn timeout_from_config_kills_the_grandchild() {
+        let tmp = tree(Some(
+            "scripts:\n  timeout_seconds: 1\n  kill_grace_seconds: 1\n",
+        ));
+        let pids = tmp.path().join("pids");
+        std::fs::create_dir_all(&pids).unwrap();
+        let started = Instant::now();
+        let o = run(
+            tmp.path(),
+            &[
+                "tools/_index",
+                "scripts/slow.sh",
+                "--arg",
+                &format!("pids={}", pids.display()),
+            ],
+            &[],
+        );
+        assert!(started.elapsed() < Duration::from_secs(15));
+        assert_eq!(o.status.code(), Some(1));
+        let v = json(&o);
+        assert_eq!(v["exit_code"], 137);
+        assert_eq!(v["success"], false);
+        assert_eq!(v["stdout"], "started\n");
+        assert!(
+            v["stderr"]
+                .as_str()
+                .unwrap()
+                .ends_with("\n[skills-mcp] Script killed: timeout exceeded.")
+        );
+        let pid = read_pid(&pids.join("grandchild"));
+        let start = Instant::now();
+        while alive(pid) && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive(pid), "grandchild {pid} survived");
     }
 }

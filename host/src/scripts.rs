@@ -88,6 +88,8 @@ pub struct ScriptOutcome {
 #[derive(Debug, Clone)]
 pub struct ScriptRunner {
     config: Arc<ScriptsConfig>,
+    /// Log refusals on stderr (the CLI reports them itself).
+    log_refusals: bool,
     host_env: Arc<Vec<(OsString, OsString)>>,
     slots: Arc<Semaphore>,
 }
@@ -106,9 +108,16 @@ impl ScriptRunner {
         let slots = Arc::new(Semaphore::new(config.max_concurrent.max(1)));
         Self {
             config: Arc::new(config),
+            log_refusals: true,
             host_env: Arc::new(host_env.into_iter().collect()),
             slots,
         }
+    }
+
+    /// Do not log refusals (the caller reports them); executions are still logged.
+    pub fn without_refusal_logs(mut self) -> Self {
+        self.log_refusals = false;
+        self
     }
 
     pub fn config(&self) -> &ScriptsConfig {
@@ -134,7 +143,9 @@ impl ScriptRunner {
         match planned {
             Ok(planned) => self.execute(planned).await,
             Err(e) => {
-                log_refusal(request, &e);
+                if self.log_refusals {
+                    log_refusal(request, &e);
+                }
                 Err(e)
             }
         }
@@ -154,7 +165,9 @@ impl ScriptRunner {
         match planned {
             Ok(planned) => self.execute(planned).await,
             Err(e) => {
-                log_refusal(&request, &e);
+                if self.log_refusals {
+                    log_refusal(&request, &e);
+                }
                 Err(e)
             }
         }
@@ -244,4 +257,66 @@ fn log_refusal(request: &RunRequest, e: &ScriptError) {
         request.file,
         e.code()
     );
+}
+
+/// A `--arg NAME=VALUE` of the CLI verb `run` (split at the first `=`).
+pub fn parse_cli_arg(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some(("", _)) => Err(format!("{s:?}: the argument name is empty")),
+        Some((name, value)) => Ok((name.to_string(), value.to_string())),
+        None => Err(format!("{s:?}: expected NAME=VALUE")),
+    }
+}
+
+/// The `scripts` section for the CLI: the defaults, then each root's `config.yaml`, then the
+/// environment (see [`crate::config`]); warnings go to stderr.
+pub fn cli_config(catalog: &crate::catalog::Catalog) -> anyhow::Result<ScriptsConfig> {
+    let mut opts = crate::config::LoadOptions::from_process(
+        None,
+        catalog.roots().iter().map(|r| r.path.clone()).collect(),
+    );
+    // Only the roots in use: no default or bundled roots.
+    opts.home = None;
+    opts.bundled = None;
+    let loaded = crate::config::load(&opts)?;
+    for warning in &loaded.warnings {
+        eprintln!("skills-mcp: warning: {warning}");
+    }
+    Ok(loaded.config.scripts)
+}
+
+/// The CLI verb `run`: validate and run the script, print the section 8.4 JSON on stdout.
+/// Exit code 0 when the script succeeded, 1 when it failed, timed out or was refused, 2 when
+/// the request itself is malformed (path traversal, arguments, cwd).
+pub fn cli_run(
+    catalog: &crate::catalog::Catalog,
+    config: ScriptsConfig,
+    request: RunRequest,
+) -> anyhow::Result<std::process::ExitCode> {
+    use std::io::Write as _;
+    use std::process::ExitCode;
+
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let runner = ScriptRunner::new(config).without_refusal_logs();
+    match runtime.block_on(runner.run_with_catalog(catalog, request)) {
+        Ok(outcome) => {
+            let mut out = std::io::stdout().lock();
+            serde_json::to_writer_pretty(&mut out, &outcome.response)?;
+            writeln!(out)?;
+            Ok(ExitCode::from(if outcome.response.success { 0 } else { 1 }))
+        }
+        Err(e) => {
+            eprintln!("skills-mcp: error: {e} [{}]", e.code());
+            let usage = matches!(
+                e,
+                ScriptError::PathTraversal { .. }
+                    | ScriptError::MissingArgs { .. }
+                    | ScriptError::InvalidArgs(_)
+                    | ScriptError::BadCwd { .. }
+            );
+            Ok(ExitCode::from(if usage { 2 } else { 1 }))
+        }
+    }
 }
