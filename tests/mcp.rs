@@ -1014,6 +1014,74 @@ async fn a_client_that_opens_with_server_discover_is_served() {
         assert_eq!(v["results"][0]["skill_path"], json!("pdf-processing"));
         let skills = client.list_all_skills().await.unwrap();
         assert!(!skills.is_empty());
+
+        // 2026-07-28 clients get list-changed notifications on a subscriptions/listen stream.
+        let filter = rmcp::model::SubscriptionFilter::builder()
+            .resources_list_changed()
+            .prompts_list_changed()
+            .build();
+        let mut subscription = client.listen(filter).await.expect("subscriptions/listen");
+        write(
+            root.path(),
+            "late/SKILL.md",
+            "---\nname: late\ndescription: A late skill\n---\nLate.\n",
+        );
+        ok(call(&client, "refresh_skills", json!({})).await);
+        let note = tokio::time::timeout(Duration::from_secs(10), subscription.next())
+            .await
+            .expect("a notification")
+            .expect("the stream")
+            .expect("not closed");
+        assert!(
+            matches!(
+                note,
+                rmcp::model::ServerNotification::ResourceListChangedNotification(_)
+            ),
+            "{note:?}"
+        );
+        assert!(
+            client
+                .list_all_skills()
+                .await
+                .unwrap()
+                .iter()
+                .any(|s| s.uri == "skill://late/SKILL.md")
+        );
+        client.cancel().await.unwrap();
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_later_root_overrides_the_same_skill_path() {
+    within(async {
+        let base = fixture();
+        let team = TempDir::new().unwrap();
+        write(
+            team.path(),
+            "pdf-processing/SKILL.md",
+            "---\nname: pdf-processing\ndescription: The team's PDF skill\n---\nTeam PDF rules.\n",
+        );
+        let (server, _) = server_with(&[base.path(), team.path()], None);
+        let client = connect(server).await;
+        let v = ok(call(
+            &client,
+            "get_skill",
+            json!({"skill_path": "pdf-processing"}),
+        )
+        .await);
+        assert!(
+            v["content"].as_str().unwrap().contains("Team PDF rules"),
+            "{v}"
+        );
+        let read = client
+            .read_resource(ReadResourceRequestParams::new(
+                "skill://pdf-processing/SKILL.md",
+            ))
+            .await
+            .unwrap();
+        let md = String::from_utf8(bytes_of(&read.contents[0])).unwrap();
+        assert!(md.contains("Team PDF rules"), "{md}");
         client.cancel().await.unwrap();
     })
     .await
@@ -1295,4 +1363,89 @@ mod config_tests {
         let e = format!("{:#}", load(&opts).unwrap_err());
         assert!(e.contains("--root") && e.contains("nope"), "{e}");
     }
+}
+
+/// The "done when", on the shared corpus (2,621 real skills; not part of the default run:
+/// `cargo test --release -p skills-mcp mcp::the_combined_corpus -- --ignored`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs ../shared/corpora/combined"]
+async fn the_combined_corpus_is_served_by_the_binary() {
+    use rmcp::transport::TokioChildProcess;
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora/combined");
+    if !corpus.is_dir() {
+        eprintln!("no corpus at {}", corpus.display());
+        return;
+    }
+    let extra = TempDir::new().unwrap();
+    let home = TempDir::new().unwrap();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_skills-mcp"));
+    cmd.arg("--root")
+        .arg(&corpus)
+        .arg("--root")
+        .arg(extra.path())
+        .current_dir(home.path())
+        .env("HOME", home.path())
+        .env_remove("SKILLS_DIR");
+    let started = std::time::Instant::now();
+    let client = Client::default()
+        .serve(TokioChildProcess::new(cmd).unwrap())
+        .await
+        .expect("initialize");
+    eprintln!("initialized in {:?}", started.elapsed());
+    let tools = client.list_all_tools().await.unwrap();
+    for t in &tools {
+        assert!(t.description.as_deref().unwrap_or_default().chars().count() < 2048);
+    }
+    let v = ok(call(
+        &client,
+        "search_skills",
+        json!({"query": "pdf forms", "limit": 5}),
+    )
+    .await);
+    assert!(!v["results"].as_array().unwrap().is_empty(), "{v}");
+    let v = ok(call(
+        &client,
+        "get_skill",
+        json!({"context": "write a pull request description"}),
+    )
+    .await);
+    assert!(v.is_object(), "{v}");
+    let tree = ok(call(&client, "list_skills", json!({})).await);
+    assert!(!tree["children"].as_array().unwrap().is_empty());
+
+    let started = std::time::Instant::now();
+    let skills = client.list_all_skills().await.unwrap();
+    eprintln!("{} skills listed in {:?}", skills.len(), started.elapsed());
+    assert!(skills.len() > 2000, "{}", skills.len());
+    let started = std::time::Instant::now();
+    let mut files = 0;
+    for skill in &skills {
+        let SkillResources::Files(resources) = &skill.resources else {
+            continue;
+        };
+        for r in resources {
+            let read = client
+                .read_resource(ReadResourceRequestParams::new(r.uri.clone()))
+                .await
+                .unwrap_or_else(|e| panic!("{}: {e:?}", r.uri));
+            r.verify(&bytes_of(&read.contents[0]))
+                .unwrap_or_else(|e| panic!("{e}"));
+            files += 1;
+        }
+    }
+    eprintln!("{files} files read and verified in {:?}", started.elapsed());
+
+    // A skill added on disk appears without a restart.
+    let changed = client.service().changed.notified();
+    write(
+        extra.path(),
+        "added/SKILL.md",
+        "---\nname: added\ndescription: A skill added while serving, about wombats\n---\nWombats.\n",
+    );
+    tokio::time::timeout(Duration::from_secs(120), changed)
+        .await
+        .expect("list_changed after adding a skill");
+    let v = ok(call(&client, "get_skill", json!({"skill_path": "added"})).await);
+    assert!(v["content"].as_str().unwrap().contains("Wombats"));
+    client.cancel().await.unwrap();
 }
