@@ -1510,3 +1510,280 @@ Body.
         assert!(!alive(pid), "grandchild {pid} survived");
     }
 }
+
+/// The MCP tool `run_script`: in process (an rmcp client over a duplex pipe) and through the
+/// real binary over stdio.
+mod mcp {
+    use std::path::Path;
+    use std::time::{Duration, Instant};
+
+    use rmcp::model::{CallToolRequestParams, CallToolResult};
+    use rmcp::service::RunningService;
+    use rmcp::{RoleClient, ServiceExt};
+    use serde_json::{Value, json};
+    use skills_mcp::config::{self, LoadOptions};
+    use skills_mcp::mcp::SkillsServer;
+
+    use super::write;
+
+    const INDEX: &str = "---
+description: Scripts for the MCP tests
+keywords: [mcp]
+scripts:
+  - file: scripts/echo.sh
+    description: Echoes its arguments
+    execution: server
+    args:
+      - name: text
+        description: what to print
+      - name: count
+        description: a number
+        required: false
+  - file: scripts/env.sh
+    description: Prints its environment
+    execution: server
+  - file: scripts/client.sh
+    description: For the client
+  - file: scripts/wait.sh
+    description: Waits for a file
+    execution: server
+    args:
+      - name: dir
+        description: folder to watch
+---
+Body.
+";
+
+    fn tree() -> tempfile::TempDir {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        write(root, "tools/_index.md", INDEX);
+        write(
+            root,
+            "tools/_index/scripts/echo.sh",
+            "echo \"$SKILL_ARG_TEXT ${SKILL_ARG_COUNT:-none}\"\necho oops >&2\nexit 4\n",
+        );
+        write(root, "tools/_index/scripts/env.sh", "env | sort\n");
+        write(root, "tools/_index/scripts/client.sh", "echo client\n");
+        write(
+            root,
+            "tools/_index/scripts/wait.sh",
+            "touch \"$SKILL_ARG_DIR/started\"\n\
+             while [ ! -e \"$SKILL_ARG_DIR/release\" ]; do sleep 0.05; done\necho released\n",
+        );
+        tmp
+    }
+
+    /// A server over `root` with the `scripts` section given as YAML (off the async threads).
+    fn open_server(root: &Path, scripts_yaml: &str) -> (SkillsServer, tempfile::TempDir) {
+        let cfg = tempfile::tempdir().unwrap();
+        write(cfg.path(), "c.yaml", &format!("scripts:\n{scripts_yaml}"));
+        let opts = LoadOptions {
+            roots: vec![root.to_path_buf()],
+            cwd: std::env::temp_dir(),
+            config_file: Some(cfg.path().join("c.yaml")),
+            ..Default::default()
+        };
+        let server = tokio::task::block_in_place(|| {
+            let loaded = config::load(&opts).expect("config loads");
+            skills_mcp::mcp::open(&loaded).expect("server opens")
+        });
+        (server, cfg)
+    }
+
+    async fn connect(server: SkillsServer) -> RunningService<RoleClient, ()> {
+        let (a, b) = tokio::io::duplex(1 << 20);
+        tokio::spawn(async move {
+            let _ = server.serve_transport(a).await;
+        });
+        ().serve(b).await.expect("client connects")
+    }
+
+    async fn call(client: &RunningService<RoleClient, ()>, args: Value) -> CallToolResult {
+        let Value::Object(args) = args else {
+            panic!("an object")
+        };
+        client
+            .call_tool(CallToolRequestParams::new("run_script").with_arguments(args))
+            .await
+            .expect("no protocol error")
+    }
+
+    fn text(r: &CallToolResult) -> String {
+        r.content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    fn ok(r: CallToolResult) -> Value {
+        assert_ne!(r.is_error, Some(true), "tool error: {}", text(&r));
+        match r.structured_content {
+            Some(v) => v,
+            None => serde_json::from_str(&text(&r)).unwrap(),
+        }
+    }
+
+    fn err(r: CallToolResult) -> String {
+        assert_eq!(r.is_error, Some(true), "expected an error: {}", text(&r));
+        text(&r)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn run_script_answers_the_spec_json_and_refuses_with_messages() {
+        let root = tree();
+        let (server, _cfg) = open_server(root.path(), "  timeout_seconds: 30\n");
+        let client = connect(server).await;
+
+        let tools = client.list_all_tools().await.unwrap();
+        let tool = tools
+            .iter()
+            .find(|t| t.name == "run_script")
+            .expect("listed");
+        let a = tool.annotations.as_ref().expect("annotations");
+        assert_eq!(a.destructive_hint, Some(true));
+        assert_eq!(a.open_world_hint, Some(true));
+        assert_eq!(a.read_only_hint, Some(false));
+        let props = tool.input_schema.get("properties").unwrap();
+        for key in ["skill_path", "file", "args", "cwd"] {
+            assert!(props.get(key).is_some(), "{key} in the schema");
+        }
+
+        // A failing script is a result (success: false), not a tool error.
+        let v = ok(call(
+            &client,
+            json!({"skill_path": "tools/_index", "file": "scripts/echo.sh",
+                   "args": {"text": "hello", "count": 3}}),
+        )
+        .await);
+        assert_eq!(
+            v,
+            json!({"success": false, "exit_code": 4, "stdout": "hello 3\n", "stderr": "oops\n",
+                   "duration_ms": v["duration_ms"], "script": "scripts/echo.sh"})
+        );
+        assert!(v["duration_ms"].is_u64());
+
+        let e = err(call(
+            &client,
+            json!({"skill_path": "tools/_index", "file": "scripts/client.sh", "args": {}}),
+        )
+        .await);
+        assert!(
+            e.contains("runs on the client") && e.contains("get_asset"),
+            "{e}"
+        );
+        let e = err(call(
+            &client,
+            json!({"skill_path": "tools/_index", "file": "scripts/echo.sh", "args": {}}),
+        )
+        .await);
+        assert!(
+            e.contains("missing required arguments") && e.contains("text"),
+            "{e}"
+        );
+        let e = err(call(
+            &client,
+            json!({"skill_path": "tools/_index", "file": "../_index.md", "args": {}}),
+        )
+        .await);
+        assert!(e.contains("path traversal"), "{e}");
+        let e = err(call(
+            &client,
+            json!({"skill_path": "tools/nope", "file": "scripts/echo.sh", "args": {}}),
+        )
+        .await);
+        assert!(e.contains("skill not found"), "{e}");
+        let e = err(call(
+            &client,
+            json!({"skill_path": "tools/_index", "file": "scripts/env.sh", "args": {},
+                   "cwd": "/no/such/dir"}),
+        )
+        .await);
+        assert!(e.contains("invalid cwd"), "{e}");
+        client.cancel().await.unwrap();
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn run_script_is_busy_beyond_max_concurrent_and_can_be_disabled() {
+        let root = tree();
+        let sync = tempfile::tempdir().unwrap();
+        let dir = sync.path().to_str().unwrap().to_string();
+        let (server, _cfg) =
+            open_server(root.path(), "  max_concurrent: 1\n  timeout_seconds: 30\n");
+        let client = std::sync::Arc::new(connect(server).await);
+
+        let first = {
+            let (client, dir) = (client.clone(), dir.clone());
+            tokio::spawn(async move {
+                call(
+                    &client,
+                    json!({"skill_path": "tools/_index", "file": "scripts/wait.sh",
+                           "args": {"dir": dir}}),
+                )
+                .await
+            })
+        };
+        super::wait_for(&sync.path().join("started")).await;
+        let started = Instant::now();
+        let e = err(call(
+            &client,
+            json!({"skill_path": "tools/_index", "file": "scripts/wait.sh", "args": {"dir": dir}}),
+        )
+        .await);
+        assert!(e.starts_with("busy"), "{e}");
+        assert!(started.elapsed() < Duration::from_secs(2));
+        std::fs::write(sync.path().join("release"), "").unwrap();
+        let v = ok(first.await.unwrap());
+        assert_eq!(v["stdout"], "released\n");
+
+        let (off, _cfg) = open_server(root.path(), "  enabled: false\n");
+        let off = connect(off).await;
+        let e = err(call(
+            &off,
+            json!({"skill_path": "tools/_index", "file": "scripts/env.sh", "args": {}}),
+        )
+        .await);
+        assert!(e.contains("disabled globally"), "{e}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_binary_keeps_its_secrets_from_scripts() {
+        use rmcp::transport::TokioChildProcess;
+        let root = tree();
+        let home = tempfile::tempdir().unwrap();
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_skills-mcp"));
+        cmd.arg("--root")
+            .arg(root.path())
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env_remove("SKILLS_DIR")
+            .env("GITHUB_TOKEN", "ghp_server_secret")
+            .env("ANALYTICS_ENDPOINT", "http://127.0.0.1:9/secret-endpoint")
+            .env("SOME_API_KEY", "sk-live-secret");
+        let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.unwrap();
+        let r = client
+            .call_tool(
+                CallToolRequestParams::new("run_script").with_arguments(
+                    json!({"skill_path": "tools/_index", "file": "scripts/env.sh", "args": {}})
+                        .as_object()
+                        .unwrap()
+                        .clone(),
+                ),
+            )
+            .await
+            .unwrap();
+        let v = ok(r);
+        let out = v["stdout"].as_str().unwrap();
+        for secret in [
+            "ghp_server_secret",
+            "secret-endpoint",
+            "sk-live-secret",
+            "GITHUB_TOKEN",
+        ] {
+            assert!(!out.contains(secret), "{secret} leaked:\n{out}");
+        }
+        assert!(out.contains("PATH="), "{out}");
+        client.cancel().await.unwrap();
+    }
+}

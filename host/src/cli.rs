@@ -197,7 +197,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Validate(args) => validate(&open(global, &args.roots)?, &args),
         Command::Run(args) => {
             let catalog = open(global, &[])?;
-            let config = crate::scripts::cli_config(&catalog)?;
+            let config = crate::scripts::cli_config(&catalog, global.config.clone())?;
             let request = crate::scripts::RunRequest {
                 skill_path: args.skill_path,
                 file: args.file,

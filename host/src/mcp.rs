@@ -67,7 +67,11 @@ pub use reload::watch;
 /// Add a field `pub name: Option<Arc<Thing>>` here; [`run_stdio`] fills it in.
 #[derive(Default, Clone)]
 #[non_exhaustive]
-pub struct Services {}
+pub struct Services {
+    /// `run_script`'s runner (its concurrency slots are shared by every call); when absent,
+    /// [`SkillsServer::with_services`] makes one from the `scripts` section.
+    pub scripts: Option<Arc<crate::scripts::ScriptRunner>>,
+}
 
 /// The MCP server: cheap to clone (all state behind one `Arc`).
 #[derive(Clone)]
@@ -121,7 +125,11 @@ impl SkillsServer {
     }
 
     /// A server with the shared state of other features.
-    pub fn with_services(catalog: Catalog, config: Config, services: Services) -> Self {
+    pub fn with_services(catalog: Catalog, config: Config, mut services: Services) -> Self {
+        if services.scripts.is_none() {
+            let runner = crate::scripts::ScriptRunner::new(config.scripts.clone());
+            services.scripts = Some(Arc::new(runner));
+        }
         let (changes, _) = broadcast::channel(16);
         let server = Self {
             inner: Arc::new(Inner {

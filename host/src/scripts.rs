@@ -42,7 +42,7 @@ pub use config::ScriptsConfig;
 pub use exec::TIMEOUT_EXIT_CODE;
 
 /// The response of `run_script` (section 8.4), serialised as is.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunResponse {
     /// Exit code 0, and not killed.
     pub success: bool,
@@ -268,11 +268,14 @@ pub fn parse_cli_arg(s: &str) -> Result<(String, String), String> {
     }
 }
 
-/// The `scripts` section for the CLI: the defaults, then each root's `config.yaml`, then the
-/// environment (see [`crate::config`]); warnings go to stderr.
-pub fn cli_config(catalog: &crate::catalog::Catalog) -> anyhow::Result<ScriptsConfig> {
+/// The `scripts` section for the CLI: the defaults, then each root's `config.yaml`, then
+/// `--config FILE`, then the environment (see [`crate::config`]); warnings go to stderr.
+pub fn cli_config(
+    catalog: &crate::catalog::Catalog,
+    config_file: Option<std::path::PathBuf>,
+) -> anyhow::Result<ScriptsConfig> {
     let mut opts = crate::config::LoadOptions::from_process(
-        None,
+        config_file,
         catalog.roots().iter().map(|r| r.path.clone()).collect(),
     );
     // Only the roots in use: no default or bundled roots.

@@ -64,6 +64,16 @@ Reindex the skills from their folders now and report how many there are. Changes
 normally picked up by themselves within a second; call this after editing skills if one seems \
 missing or stale.";
 
+const RUN_SCRIPT: &str = "\
+Run a script that a skill declares with `execution: server`, on the server, and return \
+{success, exit_code, stdout, stderr, duration_ms, script}. `skill_path` and `file` as get_skill \
+lists them (inherited scripts too); `args`: an object of the declared argument names (required \
+ones must be there), given to the script as SKILL_ARG_<NAME> environment variables; `cwd`: an \
+existing directory on the server's machine (default: the skill's folder); paths in args are \
+read there. No shell, no stdin, a clean environment; output is capped and the script is killed \
+at the timeout (exit_code 137). Scripts declared `execution: claude` are refused: fetch them \
+with get_asset and run them yourself.";
+
 /// Most results `search_skills` returns.
 pub const MAX_SEARCH_LIMIT: u32 = 50;
 /// Results `search_skills` returns by default.
@@ -113,6 +123,41 @@ pub struct GetAssetParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RefreshSkillsParams {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RunScriptParams {
+    /// The skill the script belongs to (or inherits it).
+    pub skill_path: String,
+    /// The script, relative to the skill's folder, as get_skill lists it (e.g. `scripts/check.sh`).
+    pub file: String,
+    /// Named arguments (the script's declared `args`), each passed as SKILL_ARG_<NAME>.
+    #[serde(default)]
+    pub args: std::collections::BTreeMap<String, ScriptArgValue>,
+    /// Working directory on the server's machine (an existing directory); default: the
+    /// skill's folder.
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+/// An argument value: a string (numbers and booleans are taken as their text).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum ScriptArgValue {
+    Text(String),
+    Number(serde_json::Number),
+    Bool(bool),
+}
+
+impl ScriptArgValue {
+    fn into_text(self) -> String {
+        match self {
+            Self::Text(s) => s,
+            Self::Number(n) => n.to_string(),
+            Self::Bool(b) => b.to_string(),
+        }
+    }
+}
 
 /// One asset or script of a skill (spec 8.1).
 #[derive(Debug, Serialize, JsonSchema)]
@@ -597,5 +642,40 @@ impl SkillsServer {
             skills_reindexed: count as u64,
             message: "Reindexed from local directory (no git sync configured).".into(),
         }))
+    }
+
+    #[tool(
+        name = "run_script",
+        description = RUN_SCRIPT,
+        annotations(
+            title = "Run a skill's server script",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn run_script(
+        &self,
+        Parameters(p): Parameters<RunScriptParams>,
+    ) -> Result<Json<crate::scripts::RunResponse>, String> {
+        let Some(runner) = self.services().scripts.clone() else {
+            return Err("run_script is not available on this server".into());
+        };
+        let request = crate::scripts::RunRequest {
+            skill_path: p.skill_path.trim().to_string(),
+            file: p.file,
+            args: p
+                .args
+                .into_iter()
+                .map(|(name, value)| (name, value.into_text()))
+                .collect(),
+            cwd: given(&p.cwd).map(std::path::PathBuf::from),
+        };
+        runner
+            .run_with_catalog(self.catalog(), request)
+            .await
+            .map(|outcome| Json(outcome.response))
+            .map_err(|e| e.to_string())
     }
 }
