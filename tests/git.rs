@@ -1,1 +1,772 @@
-//! Tests: git.
+//! Tests: git sources, with real repositories in temp dirs (a bare repository as the `file://`
+//! remote, or served over dumb HTTP by a tiny local server to check how a token travels).
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use skills_mcp::git::{
+    GitConfig, GitSourceConfig, GitSync, LocalSourceConfig, SourceConfig, reindex_fn,
+};
+use tempfile::TempDir;
+
+/// Runs git for a fixture (identity and defaults from the environment, never the global config).
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+fn skill(name: &str) -> String {
+    format!("---\nname: {name}\ndescription: The {name} skill.\n---\n# {name}\n\nBody of {name}.\n")
+}
+
+/// A bare remote and a working clone that pushes to it.
+struct Remote {
+    tmp: TempDir,
+}
+
+impl Remote {
+    fn new() -> Self {
+        let tmp = TempDir::new().unwrap();
+        git(tmp.path(), &["init", "--quiet", "--bare", "remote.git"]);
+        git(tmp.path(), &["init", "--quiet", "work"]);
+        let r = Self { tmp };
+        git(
+            &r.work(),
+            &["remote", "add", "origin", r.bare().to_str().unwrap()],
+        );
+        r
+    }
+
+    fn bare(&self) -> PathBuf {
+        self.tmp.path().join("remote.git")
+    }
+
+    fn work(&self) -> PathBuf {
+        self.tmp.path().join("work")
+    }
+
+    fn url(&self) -> String {
+        format!("file://{}", self.bare().display())
+    }
+
+    /// Writes files, commits and pushes; returns the new commit.
+    fn commit(&self, files: &[(&str, &str)], message: &str) -> String {
+        for (path, content) in files {
+            let p = self.work().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, content).unwrap();
+        }
+        git(&self.work(), &["add", "-A"]);
+        git(&self.work(), &["commit", "--quiet", "-m", message]);
+        git(
+            &self.work(),
+            &["push", "--quiet", "--force", "origin", "HEAD:main"],
+        );
+        git(&self.bare(), &["update-server-info"]);
+        git(&self.work(), &["rev-parse", "HEAD"])
+    }
+
+    fn remove(&self, path: &str, message: &str) -> String {
+        git(&self.work(), &["rm", "--quiet", "-r", path]);
+        git(&self.work(), &["commit", "--quiet", "-m", message]);
+        git(&self.work(), &["push", "--quiet", "origin", "HEAD:main"]);
+        git(&self.work(), &["rev-parse", "HEAD"])
+    }
+}
+
+fn git_config(content: &Path) -> GitConfig {
+    GitConfig {
+        content_dir: Some(content.to_path_buf()),
+        timeout_seconds: 30,
+    }
+}
+
+fn sync_for(url: &str, content: &Path) -> Arc<GitSync> {
+    Arc::new(
+        GitSync::new(
+            &[SourceConfig::Git(GitSourceConfig::new(url))],
+            &git_config(content),
+            |_| None,
+        )
+        .unwrap(),
+    )
+}
+
+/// A reindex callback that counts `SKILL.md` files below each root and counts its calls.
+fn counting_reindex(sync: &GitSync) -> Arc<AtomicUsize> {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let c = calls.clone();
+    sync.set_reindex(reindex_fn(move |roots| {
+        c.fetch_add(1, Ordering::SeqCst);
+        async move { Ok(roots.iter().map(|r| count_named(&r.path, "SKILL.md")).sum()) }
+    }));
+    calls
+}
+
+fn count_named(dir: &Path, name: &str) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| {
+            let p = e.path();
+            if p.is_dir() {
+                count_named(&p, name)
+            } else {
+                usize::from(e.file_name() == name)
+            }
+        })
+        .sum()
+}
+
+fn root(sync: &GitSync) -> PathBuf {
+    sync.roots()[0].path.clone()
+}
+
+/// Every file below `dir` (following nothing), as (path, bytes).
+fn all_files(dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let ft = e.file_type().unwrap();
+        if ft.is_dir() {
+            all_files(&e.path(), out);
+        } else if ft.is_file() {
+            out.push((e.path(), std::fs::read(e.path()).unwrap_or_default()));
+        }
+    }
+}
+
+fn contains(haystack: &[u8], needle: &str) -> bool {
+    haystack
+        .windows(needle.len())
+        .any(|w| w == needle.as_bytes())
+}
+
+#[tokio::test]
+async fn clone_then_refresh_picks_up_a_pushed_skill() {
+    let remote = Remote::new();
+    let first = remote.commit(&[("skills/alpha/SKILL.md", &skill("alpha"))], "alpha");
+    let content = TempDir::new().unwrap();
+    let sync = sync_for(&remote.url(), content.path());
+    let calls = counting_reindex(&sync);
+
+    assert!(sync.initialize().await.is_empty());
+    // The spec's layout: the repository's `skills/` folder is the root.
+    let root = root(&sync);
+    assert!(root.join("alpha/SKILL.md").is_file(), "{}", root.display());
+    assert!(!root.join(".git").exists());
+    assert_eq!(
+        sync.status()[0].commit_hash.as_deref(),
+        Some(first.as_str())
+    );
+
+    // Nothing moved: the periodic check does not reindex.
+    let same = sync.refresh_if_changed().await;
+    assert!(same.success && !same.changed, "{same:?}");
+    assert_eq!(same.files_changed, Some(0));
+    assert_eq!(calls.load(Ordering::SeqCst), 0);
+
+    let second = remote.commit(
+        &[
+            ("skills/beta/SKILL.md", &skill("beta")),
+            ("README.md", "outside the skills folder\n"),
+        ],
+        "beta",
+    );
+    let response = sync.force_refresh().await;
+    assert!(response.success, "{response:?}");
+    assert!(response.changed);
+    assert_eq!(response.commit_hash.as_deref(), Some(second.as_str()));
+    // Only files below the served folder count.
+    assert_eq!(response.files_changed, Some(1));
+    assert_eq!(response.skills_reindexed, Some(2));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    // The root path is stable and now leads to the new commit.
+    assert_eq!(sync.roots()[0].path, root);
+    assert!(root.join("beta/SKILL.md").is_file());
+
+    // The spec's git-mode response.
+    let json = serde_json::to_value(&response).unwrap();
+    let keys: Vec<&str> = json
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    for key in [
+        "success",
+        "commit_hash",
+        "files_changed",
+        "skills_reindexed",
+        "last_sync",
+    ] {
+        assert!(keys.contains(&key), "{key} missing from {json}");
+    }
+    let last_sync = json["last_sync"].as_str().unwrap();
+    assert_eq!(last_sync.len(), 24, "{last_sync}");
+    assert!(last_sync.ends_with('Z') && last_sync.as_bytes()[10] == b'T');
+
+    // A deletion upstream disappears here too; the periodic check reindexes on its own.
+    remote.remove("skills/alpha", "drop alpha");
+    let periodic = sync.refresh_if_changed().await;
+    assert!(periodic.success && periodic.changed, "{periodic:?}");
+    assert_eq!(periodic.skills_reindexed, Some(1));
+    assert!(!root.join("alpha").exists());
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+
+    // A restart starts from the cached snapshot.
+    let again = sync_for(&remote.url(), content.path());
+    assert!(again.initialize().await.is_empty());
+    assert!(again.roots()[0].path.join("beta/SKILL.md").is_file());
+}
+
+#[tokio::test]
+async fn periodic_timer_refreshes_by_itself() {
+    let remote = Remote::new();
+    remote.commit(&[("a/SKILL.md", &skill("a"))], "a");
+    let content = TempDir::new().unwrap();
+    let sync = sync_for(&remote.url(), content.path());
+    let calls = counting_reindex(&sync);
+    sync.initialize().await;
+    // No `skills/` folder: the repository root is served.
+    assert!(root(&sync).join("a/SKILL.md").is_file());
+
+    let timer = sync.spawn_periodic(Duration::from_millis(200));
+    remote.commit(&[("b/SKILL.md", &skill("b"))], "b");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !root(&sync).join("b/SKILL.md").is_file() || calls.load(Ordering::SeqCst) == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the timer never picked up the commit"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    timer.abort();
+}
+
+#[tokio::test]
+async fn force_push_is_followed() {
+    let remote = Remote::new();
+    remote.commit(&[("skills/a/SKILL.md", &skill("a"))], "a");
+    remote.commit(&[("skills/b/SKILL.md", &skill("b"))], "b");
+    let content = TempDir::new().unwrap();
+    let sync = sync_for(&remote.url(), content.path());
+    sync.initialize().await;
+    assert!(root(&sync).join("b/SKILL.md").is_file());
+
+    // History rewritten upstream: b is gone, c replaces it.
+    git(&remote.work(), &["reset", "--quiet", "--hard", "HEAD~1"]);
+    let rewritten = remote.commit(&[("skills/c/SKILL.md", &skill("c"))], "c instead of b");
+    let response = sync.force_refresh().await;
+    assert!(response.success, "{response:?}");
+    assert_eq!(response.commit_hash.as_deref(), Some(rewritten.as_str()));
+    assert_eq!(response.files_changed, Some(2)); // b removed, c added
+    assert!(root(&sync).join("c/SKILL.md").is_file());
+    assert!(!root(&sync).join("b").exists());
+}
+
+#[tokio::test]
+async fn damaged_checkouts_are_recovered() {
+    let remote = Remote::new();
+    remote.commit(&[("skills/a/SKILL.md", &skill("a"))], "a");
+    let content = TempDir::new().unwrap();
+    let sync = sync_for(&remote.url(), content.path());
+    sync.initialize().await;
+    let dir = sync.checkout_dirs()[0].clone();
+    let repo = dir.join("repo.git");
+    assert!(repo.join("HEAD").is_file());
+
+    // 1. The repository deleted (the `.git` of a working copy).
+    std::fs::remove_dir_all(&repo).unwrap();
+    let c1 = remote.commit(&[("skills/b/SKILL.md", &skill("b"))], "b");
+    let r = sync.force_refresh().await;
+    assert!(r.success, "{r:?}");
+    assert_eq!(r.commit_hash.as_deref(), Some(c1.as_str()));
+    assert!(root(&sync).join("b/SKILL.md").is_file());
+
+    // 2. Garbage where git keeps its state.
+    std::fs::write(repo.join("HEAD"), b"\0\0 not a ref").unwrap();
+    let c2 = remote.commit(&[("skills/c/SKILL.md", &skill("c"))], "c");
+    let r = sync.force_refresh().await;
+    assert!(r.success, "{r:?}");
+    assert_eq!(r.commit_hash.as_deref(), Some(c2.as_str()));
+    assert!(root(&sync).join("c/SKILL.md").is_file());
+
+    // 3. Objects lost (a broken object store): the next commit cannot be checked out from it.
+    for sub in ["objects/pack", "objects"] {
+        for e in std::fs::read_dir(repo.join(sub)).unwrap().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if e.path().is_dir() && name.len() == 2 {
+                std::fs::remove_dir_all(e.path()).unwrap();
+            } else if name.starts_with("pack-") {
+                std::fs::remove_file(e.path()).unwrap();
+            }
+        }
+    }
+    let c3 = remote.commit(&[("skills/d/SKILL.md", &skill("d"))], "d");
+    let r = sync.force_refresh().await;
+    assert!(r.success, "{r:?}");
+    assert_eq!(r.commit_hash.as_deref(), Some(c3.as_str()));
+    assert!(root(&sync).join("d/SKILL.md").is_file());
+
+    // 4. The served snapshot deleted: made again, same commit.
+    let served = std::fs::canonicalize(root(&sync)).unwrap(); // trees/<commit>/skills
+    std::fs::remove_dir_all(served.parent().unwrap()).unwrap();
+    let r = sync.force_refresh().await;
+    assert!(r.success, "{r:?}");
+    assert!(root(&sync).join("d/SKILL.md").is_file());
+
+    // No temporary folder is left behind, and only finished snapshots exist.
+    for e in std::fs::read_dir(dir.join("trees")).unwrap().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        assert!(name.len() == 40 || name.len() == 64, "leftover {name}");
+    }
+}
+
+#[tokio::test]
+async fn network_down_serves_the_cache() {
+    let remote = Remote::new();
+    let first = remote.commit(&[("skills/a/SKILL.md", &skill("a"))], "a");
+    let content = TempDir::new().unwrap();
+    sync_for(&remote.url(), content.path()).initialize().await;
+
+    // The remote vanishes (as a server would behind a dead network); the server restarts.
+    let away = remote.tmp.path().join("away.git");
+    std::fs::rename(remote.bare(), &away).unwrap();
+    let sync = sync_for(&remote.url(), content.path());
+    let calls = counting_reindex(&sync);
+    let problems = sync.initialize().await;
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].contains("cached"), "{}", problems[0]);
+    assert!(root(&sync).join("a/SKILL.md").is_file());
+
+    // A refresh during the outage fails, keeps serving, and still reindexes (spec 8.6).
+    let r = sync.force_refresh().await;
+    assert!(!r.success);
+    assert!(
+        r.message.as_deref().unwrap_or("").contains("fetching"),
+        "{r:?}"
+    );
+    assert_eq!(r.commit_hash.as_deref(), Some(first.as_str()));
+    assert_eq!(r.skills_reindexed, Some(1));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert!(sync.status()[0].error.is_some());
+    assert!(root(&sync).join("a/SKILL.md").is_file());
+
+    // Back up: the next refresh catches up.
+    std::fs::rename(&away, remote.bare()).unwrap();
+    let next = remote.commit(&[("skills/b/SKILL.md", &skill("b"))], "b");
+    let r = sync.force_refresh().await;
+    assert!(r.success, "{r:?}");
+    assert_eq!(r.commit_hash.as_deref(), Some(next.as_str()));
+    assert!(sync.status()[0].error.is_none());
+}
+
+#[tokio::test]
+async fn failed_first_clone_leaves_the_other_roots_served() {
+    let tmp = TempDir::new().unwrap();
+    let local = tmp.path().join("local");
+    std::fs::create_dir_all(local.join("mine")).unwrap();
+    std::fs::write(local.join("mine/SKILL.md"), skill("mine")).unwrap();
+    let missing = tmp.path().join("later.git");
+    let url = format!("file://{}", missing.display());
+    let sync = Arc::new(
+        GitSync::new(
+            &[
+                SourceConfig::Local(LocalSourceConfig {
+                    path: local.clone(),
+                }),
+                SourceConfig::Git(GitSourceConfig::new(&url)),
+            ],
+            &git_config(&tmp.path().join("content")),
+            |_| None,
+        )
+        .unwrap(),
+    );
+    let problems = sync.initialize().await;
+    assert_eq!(problems.len(), 1);
+    assert!(problems[0].contains("could not clone"), "{}", problems[0]);
+    let roots = sync.roots();
+    assert_eq!(roots.len(), 2);
+    assert_eq!(roots[0].path, local);
+    assert!(!roots[1].path.exists());
+    // Nothing half-made is left.
+    let dir = sync.checkout_dirs()[0].clone();
+    assert!(!dir.join("repo.git").exists());
+
+    // The repository appears; a refresh clones it and the same root path now serves it.
+    let tmp_work = TempDir::new().unwrap();
+    git(tmp.path(), &["init", "--quiet", "--bare", "later.git"]);
+    git(tmp_work.path(), &["init", "--quiet", "w"]);
+    let w = tmp_work.path().join("w");
+    std::fs::write(w.join("SKILL.md"), skill("later")).unwrap();
+    git(&w, &["add", "-A"]);
+    git(&w, &["commit", "--quiet", "-m", "x"]);
+    git(
+        &w,
+        &["push", "--quiet", missing.to_str().unwrap(), "HEAD:main"],
+    );
+    let r = sync.force_refresh().await;
+    assert!(r.success, "{r:?}");
+    assert!(roots[1].path.join("SKILL.md").is_file());
+}
+
+#[tokio::test]
+async fn missing_branch_and_subpath_are_clear_errors() {
+    let remote = Remote::new();
+    remote.commit(&[("docs/x/SKILL.md", &skill("x"))], "x");
+    let content = TempDir::new().unwrap();
+    let mut on_dev = GitSourceConfig::new(remote.url());
+    on_dev.branch = "dev".into();
+    let mut sub = GitSourceConfig::new(remote.url());
+    sub.subpath = Some("nope".into());
+    let mut good = GitSourceConfig::new(remote.url());
+    good.subpath = Some("docs".into());
+    let sync = GitSync::new(
+        &[on_dev, sub, good].map(SourceConfig::Git),
+        &git_config(content.path()),
+        |_| None,
+    )
+    .unwrap();
+    let problems = sync.initialize().await;
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(problems[0].contains("dev"), "{}", problems[0]);
+    assert!(problems[1].contains("\"nope\""), "{}", problems[1]);
+    assert!(sync.roots()[2].path.join("x/SKILL.md").is_file());
+
+    // Several git sources: the response lists each.
+    let sync = Arc::new(sync);
+    let r = sync.force_refresh().await;
+    assert!(!r.success);
+    assert_eq!(r.sources.len(), 3);
+    assert!(r.sources[2].error.is_none() && r.sources[2].commit_hash.is_some());
+}
+
+#[tokio::test]
+async fn a_second_refresh_during_one_answers_at_once() {
+    let remote = Remote::new();
+    remote.commit(&[("a/SKILL.md", &skill("a"))], "a");
+    let content = TempDir::new().unwrap();
+    let sync = sync_for(&remote.url(), content.path());
+    sync.initialize().await;
+    let started = Arc::new(tokio::sync::Notify::new());
+    let release = Arc::new(tokio::sync::Notify::new());
+    let (s, r) = (started.clone(), release.clone());
+    sync.set_reindex(reindex_fn(move |_| {
+        let (s, r) = (s.clone(), r.clone());
+        async move {
+            s.notify_one();
+            r.notified().await;
+            Ok(7)
+        }
+    }));
+
+    let first = tokio::spawn({
+        let sync = sync.clone();
+        async move { sync.force_refresh().await }
+    });
+    started.notified().await;
+    let t = Instant::now();
+    let second = sync.force_refresh().await;
+    assert!(!second.success);
+    assert!(t.elapsed() < Duration::from_millis(500));
+    let json = serde_json::to_value(&second).unwrap();
+    assert_eq!(json["success"], false);
+    let periodic = sync.refresh_if_changed().await;
+    assert!(!periodic.success);
+
+    release.notify_one();
+    let first = first.await.unwrap();
+    assert!(
+        first.success && first.skills_reindexed == Some(7),
+        "{first:?}"
+    );
+    // And the flag is released afterwards.
+    let release2 = release.clone();
+    let third = tokio::spawn({
+        let sync = sync.clone();
+        async move { sync.force_refresh().await }
+    });
+    started.notified().await;
+    release2.notify_one();
+    assert!(third.await.unwrap().success);
+}
+
+/// A static file server for one folder (git's dumb HTTP protocol), recording the `Authorization`
+/// header of every request; `fail` makes it answer 500 to everything.
+struct DumbHttp {
+    port: u16,
+    auth: Arc<Mutex<Vec<String>>>,
+    fail: Arc<AtomicBool>,
+}
+
+impl DumbHttp {
+    fn serve(dir: PathBuf) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let auth = Arc::new(Mutex::new(Vec::new()));
+        let fail = Arc::new(AtomicBool::new(false));
+        let (a, f) = (auth.clone(), fail.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                stream.set_read_timeout(Some(Duration::from_secs(10))).ok();
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut request = String::new();
+                if reader.read_line(&mut request).is_err() {
+                    continue;
+                }
+                let mut header = String::new();
+                while reader.read_line(&mut header).is_ok_and(|n| n > 2) {
+                    if let Some(v) = header
+                        .to_ascii_lowercase()
+                        .starts_with("authorization:")
+                        .then(|| header[14..].trim().to_owned())
+                    {
+                        a.lock().unwrap().push(v);
+                    }
+                    header.clear();
+                }
+                let path = request.split_whitespace().nth(1).unwrap_or("/");
+                let path = path.split('?').next().unwrap().trim_start_matches('/');
+                let file = dir.join(path);
+                let (status, body) = if f.load(Ordering::SeqCst) {
+                    ("500 Internal Server Error", Vec::new())
+                } else if !path.contains("..") && file.is_file() {
+                    ("200 OK", std::fs::read(&file).unwrap())
+                } else {
+                    ("404 Not Found", Vec::new())
+                };
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = stream.write_all(&body);
+                let _ = stream.flush();
+                let mut rest = Vec::new();
+                let _ = stream.set_read_timeout(Some(Duration::from_millis(10)));
+                let _ = reader.read_to_end(&mut rest);
+            }
+        });
+        Self { port, auth, fail }
+    }
+}
+
+#[tokio::test]
+async fn a_token_never_shows() {
+    const TOKEN: &str = "ghp_FAKEtoken0123456789SECRET";
+    let remote = Remote::new();
+    remote.commit(&[("skills/a/SKILL.md", &skill("a"))], "a");
+    let server = DumbHttp::serve(remote.tmp.path().to_path_buf());
+    let url = format!("http://127.0.0.1:{}/remote.git", server.port);
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{TOKEN}"));
+    let content = TempDir::new().unwrap();
+    let mut source = GitSourceConfig::new(&url);
+    source.token_env = Some("MY_SKILLS_TOKEN".into());
+    let sync = Arc::new(
+        GitSync::new(
+            &[SourceConfig::Git(source)],
+            &git_config(content.path()),
+            |k| (k == "MY_SKILLS_TOKEN").then(|| TOKEN.to_owned()),
+        )
+        .unwrap(),
+    );
+
+    // What `ps` would show: the command line carries no secret; the environment carries the
+    // header, scoped to the source's origin.
+    let cmd = sync.fetch_command(0).unwrap();
+    let argv: Vec<String> = std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    for a in &argv {
+        assert!(
+            !a.contains(TOKEN) && !a.contains(&basic),
+            "secret in argv: {argv:?}"
+        );
+    }
+    let env: Vec<(String, String)> = cmd
+        .get_envs()
+        .filter_map(|(k, v)| {
+            Some((
+                k.to_string_lossy().into_owned(),
+                v?.to_string_lossy().into_owned(),
+            ))
+        })
+        .collect();
+    let key = env
+        .iter()
+        .find(|(_, v)| v.contains(&basic))
+        .map(|(k, _)| k.clone());
+    let key = key.expect("the header is in the environment");
+    let n = key.strip_prefix("GIT_CONFIG_VALUE_").unwrap();
+    let scoped = format!("http.http://127.0.0.1:{}/.extraHeader", server.port);
+    assert!(
+        env.contains(&(format!("GIT_CONFIG_KEY_{n}"), scoped)),
+        "{env:?}"
+    );
+    assert!(env.contains(&("GIT_TERMINAL_PROMPT".into(), "0".into())));
+    assert!(!format!("{sync:?}").contains(TOKEN));
+
+    // A real clone over HTTP with the header.
+    let problems = sync.initialize().await;
+    assert!(problems.is_empty(), "{problems:?}");
+    assert!(root(&sync).join("a/SKILL.md").is_file());
+    assert!(
+        server
+            .auth
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|h| *h == format!("Basic {basic}")),
+        "the server never saw the token"
+    );
+
+    // A failing remote: the error names the problem, never the secret.
+    server.fail.store(true, Ordering::SeqCst);
+    let r = sync.force_refresh().await;
+    assert!(!r.success);
+    let text = serde_json::to_string(&r).unwrap() + &format!("{:?}", sync.status());
+    assert!(text.contains("127.0.0.1"), "{text}");
+    assert!(!text.contains(TOKEN) && !text.contains(&basic), "{text}");
+
+    // Nothing on disk holds it (`.git/config` included).
+    let mut files = Vec::new();
+    all_files(content.path(), &mut files);
+    assert!(files.iter().any(|(p, _)| p.ends_with("repo.git/config")));
+    for (path, bytes) in &files {
+        assert!(
+            !contains(bytes, TOKEN) && !contains(bytes, &basic),
+            "secret in {}",
+            path.display()
+        );
+    }
+}
+
+#[tokio::test]
+async fn credentials_in_the_url_move_to_the_header() {
+    const SECRET: &str = "hunter2-not-in-ps";
+    let remote = Remote::new();
+    remote.commit(&[("x/SKILL.md", &skill("x"))], "x");
+    let server = DumbHttp::serve(remote.tmp.path().to_path_buf());
+    let url = format!("http://alice:{SECRET}@127.0.0.1:{}/remote.git", server.port);
+    let content = TempDir::new().unwrap();
+    let sync = sync_for(&url, content.path());
+    let cmd = sync.fetch_command(0).unwrap();
+    assert!(
+        cmd.get_args()
+            .all(|a| !a.to_string_lossy().contains(SECRET))
+    );
+    assert!(sync.initialize().await.is_empty());
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("alice:{SECRET}"));
+    assert!(
+        server
+            .auth
+            .lock()
+            .unwrap()
+            .contains(&format!("Basic {basic}"))
+    );
+    let label = &sync.status()[0].source;
+    assert!(!label.contains(SECRET), "{label}");
+    let mut files = Vec::new();
+    all_files(content.path(), &mut files);
+    for (path, bytes) in &files {
+        assert!(!contains(bytes, SECRET), "secret in {}", path.display());
+    }
+    // Without any token the machine's credential helper is left alone: no header at all.
+    let plain = sync_for(
+        &format!("http://127.0.0.1:{}/remote.git", server.port),
+        content.path(),
+    );
+    let cmd = plain.fetch_command(0).unwrap();
+    assert!(
+        cmd.get_envs()
+            .all(|(k, _)| !k.to_string_lossy().starts_with("GIT_CONFIG_KEY"))
+    );
+}
+
+#[test]
+fn source_configuration() {
+    let yaml = "- url: https://example.invalid/a.git\n  subpath: skills\n- url: file:///r.git\n  branch: dev\n  token_env: OTHER\n";
+    let sources: Vec<GitSourceConfig> = serde_yaml::from_str(yaml).unwrap();
+    assert_eq!(sources[0].branch, "main");
+    assert_eq!(sources[0].subpath.as_deref(), Some("skills"));
+    assert_eq!(sources[1].branch, "dev");
+    assert_eq!(sources[1].token_env(), "OTHER");
+    assert_eq!(sources[0].token_env(), "GITHUB_TOKEN");
+    for bad in [
+        "- {}\n",
+        "- url: ''\n",
+        "- url: a\n  subpath: ../x\n",
+        "- url: a\n  subpath: /abs\n",
+        "- url: a\n  branch: '-x'\n",
+        "- url: a\n  branch: 'a b'\n",
+        "- url: '--upload-pack=x'\n",
+    ] {
+        assert!(
+            serde_yaml::from_str::<Vec<GitSourceConfig>>(bad).is_err(),
+            "{bad}"
+        );
+    }
+    let env = |k: &str| match k {
+        "SKILLS_REPO" => Some("file:///x.git".to_owned()),
+        "SKILLS_BRANCH" => Some("prod".to_owned()),
+        _ => None,
+    };
+    let Some(SourceConfig::Git(g)) = SourceConfig::from_env(env) else {
+        panic!("SKILLS_REPO gives a git source")
+    };
+    assert_eq!(
+        (g.url.as_str(), g.branch.as_str()),
+        ("file:///x.git", "prod")
+    );
+    assert!(SourceConfig::from_env(|_| None).is_none());
+
+    let d = GitConfig::default();
+    assert!(d.content_dir().ends_with(".skills-mcp/content"));
+    // The same repository twice is refused; two branches of it are two sources.
+    let a = GitSourceConfig::new("file:///x.git");
+    let mut b = a.clone();
+    assert!(GitSync::new(&[a.clone(), b.clone()].map(SourceConfig::Git), &d, |_| None).is_err());
+    b.branch = "other".into();
+    let two = GitSync::new(&[a, b].map(SourceConfig::Git), &d, |_| None).unwrap();
+    let dirs = two.checkout_dirs();
+    assert_ne!(dirs[0], dirs[1]);
+    assert!(
+        dirs[0]
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("x-")
+    );
+}

@@ -99,7 +99,7 @@ pub struct SourceStatus {
 
 enum Source {
     Local(PathBuf),
-    Git(Repo),
+    Git(Box<Repo>),
 }
 
 /// The configured skill sources and their synchronisation.
@@ -153,7 +153,7 @@ impl GitSync {
                     {
                         bail!("git source {} is configured twice", repo.label);
                     }
-                    Source::Git(repo)
+                    Source::Git(Box::new(repo))
                 }
             });
         }
@@ -171,7 +171,7 @@ impl GitSync {
 
     fn repos(&self) -> impl Iterator<Item = &Repo> {
         self.sources.iter().filter_map(|s| match s {
-            Source::Git(r) => Some(r),
+            Source::Git(r) => Some(&**r),
             Source::Local(_) => None,
         })
     }

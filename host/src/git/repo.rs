@@ -99,7 +99,11 @@ impl Repo {
         config.validate().map_err(|e| anyhow!(e))?;
         let runner = GitRunner::new(&url, token, timeout);
         let label = format!("{}#{}", runner.redactor().redact(&url.clean), config.branch);
-        let dir = content_dir.join(dir_name(&url.clean, &config.branch));
+        let dir = content_dir.join(dir_name(
+            &url.clean,
+            &config.branch,
+            config.subpath.as_deref(),
+        ));
         Ok(Self {
             label,
             url,
@@ -219,16 +223,16 @@ impl Repo {
             }
         };
         let tree = self.trees_dir().join(&new);
-        if !tree.is_dir() {
-            if let Err(e) = self.materialize(&new).await {
-                eprintln!(
-                    "skills-mcp: git: {}: could not check out {} ({e:#}); re-cloning",
-                    self.label,
-                    short(&new)
-                );
-                self.clone_fresh().await?;
-                self.materialize(&new).await?;
-            }
+        if !tree.is_dir()
+            && let Err(e) = self.materialize(&new).await
+        {
+            eprintln!(
+                "skills-mcp: git: {}: could not check out {} ({e:#}); re-cloning",
+                self.label,
+                short(&new)
+            );
+            self.clone_fresh().await?;
+            self.materialize(&new).await?;
         }
         let root = self.resolve_root(&tree)?;
 
@@ -623,8 +627,9 @@ impl Repo {
     }
 }
 
-/// `<last path segment>-<8 hex digits of the URL and branch>`: readable and distinct per source.
-fn dir_name(url: &str, branch: &str) -> String {
+/// `<last path segment>-<8 hex digits of the URL, branch and subpath>`: readable and distinct per
+/// source (two subpaths of one branch are two sources, each with its own clone).
+fn dir_name(url: &str, branch: &str, subpath: Option<&str>) -> String {
     let last = url
         .trim_end_matches(['/', '\\'])
         .rsplit(['/', '\\', ':'])
@@ -646,7 +651,7 @@ fn dir_name(url: &str, branch: &str) -> String {
     if name.is_empty() {
         name = "repo".to_owned();
     }
-    let digest = Sha256::digest(format!("{url}\n{branch}").as_bytes());
+    let digest = Sha256::digest(format!("{url}\n{branch}\n{}", subpath.unwrap_or("")).as_bytes());
     let hex: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
     format!("{name}-{hex}")
 }
