@@ -1,0 +1,254 @@
+//! Shared by the benches: the corpora, the floor (a plain native walk + read), the native index
+//! build and the queries.
+//!
+//! Corpora: `bundled` (the repository's `skills/`), `combined` (`../shared/corpora/combined`
+//! next to the repository, 2,621 real skills; skipped with a note when absent) and `gen10k`
+//! (10,000 generated skills, written once to `target/bench-corpus/`; `SKILLS_MCP_BENCH_GEN_SKILLS`
+//! changes the count).
+
+// Each bench uses a different part of this module.
+#![allow(dead_code)]
+
+pub mod component;
+pub mod gen_corpus;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use skills_engine::{Entry, EntryKind, FileData, Files, Index, RouteOutcome};
+
+/// Seed of the generated corpus.
+pub const GEN_SEED: u64 = 7;
+/// Default number of generated skills.
+pub const GEN_SKILLS: usize = 10_000;
+/// Files handed to the engine per `add_files` call.
+pub const BATCH: usize = 64;
+
+/// A corpus to measure.
+#[derive(Debug, Clone)]
+pub struct Corpus {
+    pub name: String,
+    pub root: PathBuf,
+}
+
+/// The repository root (benches run with the package folder `host/` as working directory).
+pub fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("host/ has a parent")
+        .to_path_buf()
+}
+
+/// Where generated corpora and bench scratch files go.
+pub fn scratch_dir() -> PathBuf {
+    workspace().join("target").join("bench-corpus")
+}
+
+pub fn bundled() -> Corpus {
+    Corpus {
+        name: "bundled".into(),
+        root: workspace().join("skills"),
+    }
+}
+
+/// The shared real corpus, when this checkout has it next to it.
+pub fn combined() -> Option<Corpus> {
+    let root = workspace().join("../shared/corpora/combined");
+    if root.is_dir() {
+        Some(Corpus {
+            name: "combined".into(),
+            root: root.canonicalize().unwrap_or(root),
+        })
+    } else {
+        eprintln!(
+            "note: {} is absent: skipping the benches on the combined corpus",
+            root.display()
+        );
+        None
+    }
+}
+
+/// The generated corpus (generated on first use).
+pub fn generated() -> Corpus {
+    let count = std::env::var("SKILLS_MCP_BENCH_GEN_SKILLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(GEN_SKILLS);
+    let root = gen_corpus::ensure_corpus(&scratch_dir(), count, GEN_SEED)
+        .expect("generating the bench corpus");
+    let name = if count.is_multiple_of(1000) {
+        format!("gen{}k", count / 1000)
+    } else {
+        format!("gen{count}")
+    };
+    Corpus { name, root }
+}
+
+/// Every corpus available here: bundled, combined (when present), generated.
+pub fn corpora() -> Vec<Corpus> {
+    let mut v = vec![bundled()];
+    v.extend(combined());
+    v.push(generated());
+    v
+}
+
+/// A root's listing as the engine wants it: every entry below `root` (symlinks not followed,
+/// the policy's skipped folder names not entered), paths relative and `/`-separated, file
+/// sizes from `stat`. A plain single-threaded `std::fs` walk.
+pub fn walk(root: &Path) -> Vec<Entry> {
+    let policy = skills_engine::walk_policy();
+    let mut out = Vec::new();
+    let mut stack: Vec<(PathBuf, String, u32)> = vec![(root.to_owned(), String::new(), 0)];
+    while let Some((dir, rel, depth)) = stack.pop() {
+        let Ok(rd) = fs::read_dir(&dir) else { continue };
+        for e in rd.flatten() {
+            let Ok(ft) = e.file_type() else { continue };
+            let name = e.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let path = if rel.is_empty() {
+                name.to_owned()
+            } else {
+                format!("{rel}/{name}")
+            };
+            if ft.is_dir() {
+                if policy.skip_dir_names.iter().any(|s| s == name) {
+                    continue;
+                }
+                out.push(Entry {
+                    path: path.clone(),
+                    kind: EntryKind::Directory,
+                    size: 0,
+                });
+                if depth < policy.max_depth {
+                    stack.push((e.path(), path, depth + 1));
+                }
+            } else if ft.is_symlink() {
+                out.push(Entry {
+                    path,
+                    kind: EntryKind::Symlink,
+                    size: 0,
+                });
+            } else {
+                let size = e.metadata().map(|m| m.len()).unwrap_or(0);
+                out.push(Entry {
+                    path,
+                    kind: EntryKind::File,
+                    size,
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The files the engine reads to index `root` (asked once, outside any timing).
+pub fn files_to_read(corpus: &Corpus) -> Vec<String> {
+    let mut index = Index::default();
+    index.add_root(&corpus.name, walk(&corpus.root))
+}
+
+/// The floor: walk `root` (as [`walk`]) and read every file in `to_read`. Returns the bytes
+/// read (so nothing is optimised away).
+pub fn floor_walk_read(root: &Path, to_read: &[String]) -> u64 {
+    let listing = walk(root);
+    let mut bytes = listing.len() as u64;
+    for p in to_read {
+        if let Ok(b) = fs::read(root.join(p)) {
+            bytes += b.len() as u64;
+        }
+    }
+    bytes
+}
+
+/// Builds the index natively (the guest crate as a Rust library): walk, `add_root`, read the
+/// files it asks for, `add_files` in batches of [`BATCH`], `finish`.
+pub fn native_index(corpus: &Corpus) -> Index {
+    let mut index = Index::default();
+    let listing = walk(&corpus.root);
+    let to_read = index.add_root(&corpus.name, listing);
+    let mut batch = Vec::with_capacity(BATCH);
+    for path in to_read {
+        let bytes = fs::read(corpus.root.join(&path)).unwrap_or_default();
+        batch.push(FileData { path, bytes });
+        if batch.len() == BATCH {
+            index.add_files(0, std::mem::take(&mut batch));
+        }
+    }
+    if !batch.is_empty() {
+        index.add_files(0, batch);
+    }
+    index.finish();
+    index
+}
+
+/// Reads files for a native index (root ids in `add_root` order).
+pub struct FsFiles(pub Vec<PathBuf>);
+
+impl Files for FsFiles {
+    fn read(&self, root: u32, path: &str) -> Result<Vec<u8>, String> {
+        let base = self.0.get(root as usize).ok_or("no such root")?;
+        fs::read(base.join(path)).map_err(|e| format!("{path}: {e}"))
+    }
+}
+
+/// `get_skill` natively: route the request, resolve the best candidate. Returns the content
+/// length (0 when nothing matched).
+pub fn native_get_skill(index: &Index, files: &dyn Files, request: &str) -> usize {
+    let best = match index.route(request).expect("route") {
+        RouteOutcome::Matched(hit) => hit.skill_path,
+        RouteOutcome::Ambiguous(hits) => match hits.into_iter().next() {
+            Some(hit) => hit.skill_path,
+            None => return 0,
+        },
+        RouteOutcome::NoMatch => return 0,
+    };
+    index
+        .resolve(files, &best)
+        .map(|r| r.content.len())
+        .unwrap_or(0)
+}
+
+/// Short requests used on every corpus that has no query set of its own.
+pub const BUILTIN_QUERIES: &[&str] = &[
+    "react form validation",
+    "jwt authentication api",
+    "write a commit message",
+    "postgres schema migration",
+    "deploy kubernetes helm chart",
+    "profile memory leak",
+    "scan dependencies for cve",
+    "generate pdf report",
+    "accessibility of a button",
+    "terraform aws lambda",
+    "kafka stream consumer retry",
+    "prompt evaluation dataset",
+];
+
+/// The queries for `corpus`: the `short` requests of `../shared/eval/dev_queries.json` for the
+/// combined corpus, else [`BUILTIN_QUERIES`].
+pub fn queries(corpus: &Corpus) -> Vec<String> {
+    if corpus.name == "combined" {
+        let path = workspace().join("../shared/eval/dev_queries.json");
+        if let Ok(text) = fs::read_to_string(&path)
+            && let Ok(serde_json::Value::Array(items)) = serde_json::from_str(&text)
+        {
+            let v: Vec<String> = items
+                .iter()
+                .filter_map(|q| q.get("short")?.as_str().map(str::to_owned))
+                .collect();
+            if !v.is_empty() {
+                return v;
+            }
+        }
+    }
+    BUILTIN_QUERIES.iter().map(|q| (*q).to_owned()).collect()
+}
+
+/// Whether the bench binary runs in criterion's test mode (`cargo bench -- --test`, or
+/// `cargo test --benches`): each bench once, no measurement.
+pub fn test_mode() -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    let bench = args.iter().any(|a| a == "--bench");
+    let test = args.iter().any(|a| a == "--test");
+    test || !bench
+}
