@@ -15,6 +15,7 @@ pub mod index;
 pub mod keyword;
 pub mod rank;
 pub mod route;
+pub mod synonyms;
 pub mod text;
 
 pub use index::{Index, walk_policy};
