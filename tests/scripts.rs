@@ -1296,6 +1296,11 @@ Body.
         cmd.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
             .env("HOME", root)
+            // Keep the compiled-engine cache out of the skill root (it may be the bundled one).
+            .env(
+                "SKILLS_MCP_CACHE_DIR",
+                Path::new(env!("CARGO_TARGET_TMPDIR")).join("engine-cache"),
+            )
             .arg("--root")
             .arg(root)
             .arg("run")
