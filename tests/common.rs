@@ -63,9 +63,7 @@ pub fn sample_tree() -> tempfile::TempDir {
         ),
         (
             "ui/react/_index.md",
-            &format!(
-                "---\ndescription: React rules\nkeywords: [react]\nassets:\n  - file: assets/base.tsx\n    description: Base component\n    type: template\n---\nReact rules.\n"
-            ),
+            "---\ndescription: React rules\nkeywords: [react]\nassets:\n  - file: assets/base.tsx\n    description: Base component\n    type: template\n---\nReact rules.\n",
         ),
         (
             "ui/react/_index/assets/base.tsx",

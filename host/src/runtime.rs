@@ -57,6 +57,8 @@ impl Default for EngineConfig {
 
 /// Period of the epoch ticker thread.
 const TICK: Duration = Duration::from_millis(10);
+/// Cached compiled engines unused for this long are removed.
+const CACHE_MAX_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
 /// Most bytes of the guest's stderr (panic messages) kept per call.
 const STDERR_TAIL: usize = 8 * 1024;
 
@@ -82,20 +84,24 @@ impl Default for RuntimeOptions {
     }
 }
 
-/// `$SKILLS_MCP_CACHE_DIR`, else `$XDG_CACHE_HOME/skills-mcp`, else `~/.cache/skills-mcp`
+/// `$SKILLS_MCP_CACHE_DIR`, else `$XDG_CACHE_HOME/skills-mcp`, else `$HOME/.cache/skills-mcp`
 /// (`%LOCALAPPDATA%\skills-mcp` on Windows); `SKILLS_MCP_CACHE_DIR=""` disables the cache.
 pub fn default_cache_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("SKILLS_MCP_CACHE_DIR") {
         return (!dir.is_empty()).then(|| PathBuf::from(dir));
     }
+    // The XDG spec says a relative `XDG_CACHE_HOME` is invalid and must be ignored.
     let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|d| !d.is_empty())
         .map(PathBuf::from)
+        .filter(|d| d.is_absolute())
         .or_else(|| {
             if cfg!(windows) {
                 std::env::var_os("LOCALAPPDATA").map(PathBuf::from)
             } else {
-                std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache"))
+                std::env::var_os("HOME")
+                    .map(PathBuf::from)
+                    .filter(|h| h.is_absolute())
+                    .map(|h| h.join(".cache"))
             }
         })?;
     Some(base.join("skills-mcp"))
@@ -251,7 +257,13 @@ fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> anyhow::Result<C
         #[allow(unsafe_code)]
         let loaded = unsafe { Component::deserialize_file(engine, &file) };
         match loaded {
-            Ok(component) => return Ok(component),
+            Ok(component) => {
+                // Mark it as in use, so pruning (by age) spares it.
+                if let Ok(f) = std::fs::File::options().append(true).open(&file) {
+                    let _ = f.set_modified(std::time::SystemTime::now());
+                }
+                return Ok(component);
+            }
             Err(e) => eprintln!(
                 "skills-mcp: ignoring the cached engine {}: {e}",
                 file.display()
@@ -284,12 +296,18 @@ fn store_artifact(component: &Component, dir: &Path, file: &Path) -> anyhow::Res
     let tmp = dir.join(format!(".engine-{}.tmp", std::process::id()));
     std::fs::write(&tmp, bytes)?;
     std::fs::rename(&tmp, file)?;
-    // Artifacts of other builds are dead weight; best effort.
+    // Artifacts of other builds unused for a while are dead weight (best effort; recent ones
+    // may belong to another installed build of skills-mcp that is still in use).
+    let stale = std::time::SystemTime::now() - CACHE_MAX_AGE;
     if let Ok(entries) = std::fs::read_dir(dir) {
         for entry in entries.flatten() {
             let name = entry.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with("engine-") && name.ends_with(".cwasm") && entry.path() != file {
+            let old = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t < stale);
+            if name.starts_with("engine-") && name.ends_with(".cwasm") && old {
                 let _ = std::fs::remove_file(entry.path());
             }
         }
