@@ -193,7 +193,20 @@ impl SkillsServer {
         .expect("an engine call panicked")
     }
 
-    /// Rebuild the index from the roots (blocking); the previous snapshot serves until it is done.
+    /// Rebuild the index off the async threads, then tell every client (the one call a git
+    /// refresh or any other feature should make after changing files under the roots).
+    /// Returns the number of skills.
+    pub async fn reindex(&self) -> Result<usize> {
+        let server = self.clone();
+        let count = tokio::task::spawn_blocking(move || server.rebuild_blocking())
+            .await
+            .context("the rebuild panicked")??;
+        self.notify_changed().await;
+        Ok(count)
+    }
+
+    /// Rebuild the index from the roots (blocking); the previous snapshot serves until it is
+    /// done. Prefer [`Self::reindex`], which also notifies clients.
     pub fn rebuild_blocking(&self) -> Result<usize> {
         let stats = self.inner.catalog.rebuild()?;
         self.inner.generation.fetch_add(1, Ordering::SeqCst);

@@ -61,17 +61,11 @@ pub fn watch(server: SkillsServer, roots: Vec<PathBuf>, debounce: Duration) -> R
                     Err(_) => break,
                 }
             }
-            let s = server.clone();
-            let rebuilt = tokio::task::spawn_blocking(move || s.rebuild_blocking()).await;
-            match rebuilt {
-                Ok(Ok(n)) => {
-                    eprintln!("skills-mcp: skills changed on disk; {n} skills indexed");
-                    server.notify_changed().await;
-                }
-                Ok(Err(e)) => eprintln!(
+            match server.reindex().await {
+                Ok(n) => eprintln!("skills-mcp: skills changed on disk; {n} skills indexed"),
+                Err(e) => eprintln!(
                     "skills-mcp: error: reindexing failed, the previous index keeps serving: {e:#}"
                 ),
-                Err(e) => eprintln!("skills-mcp: error: reindexing panicked: {e}"),
             }
         }
     });
