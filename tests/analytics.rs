@@ -154,7 +154,7 @@ fn config(endpoint: &str, dir: &Path) -> AnalyticsConfig {
     AnalyticsConfig {
         enabled: true,
         endpoint: endpoint.to_owned(),
-        buffer_path: Some(dir.join("buffer.jsonl")),
+        buffer_path: dir.join("buffer.jsonl"),
         timeout_seconds: 5,
         ..AnalyticsConfig::default()
     }

@@ -102,7 +102,7 @@ impl Remote {
 
 fn git_config(content: &Path) -> GitConfig {
     GitConfig {
-        content_dir: Some(content.to_path_buf()),
+        content_dir: content.to_path_buf(),
         timeout_seconds: 30,
     }
 }
@@ -438,6 +438,12 @@ async fn failed_first_clone_leaves_the_other_roots_served() {
     let r = sync.force_refresh().await;
     assert!(r.success, "{r:?}");
     assert!(roots[1].path.join("SKILL.md").is_file());
+    // The path is known without any I/O (configuration resolves roots with it).
+    let cfg = GitSourceConfig::new(&url);
+    assert_eq!(
+        skills_mcp::git::root_path(&git_config(&tmp.path().join("content")), &cfg),
+        roots[1].path
+    );
 }
 
 #[tokio::test]

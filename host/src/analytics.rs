@@ -56,7 +56,8 @@ pub struct AnalyticsConfig {
     pub enabled: bool,
     pub endpoint: String,
     pub flush_interval_seconds: u64,
-    pub buffer_path: Option<PathBuf>,
+    /// JSONL file keeping events not delivered yet (a leading `~/` is the home folder).
+    pub buffer_path: PathBuf,
     pub max_buffer_events: usize,
     pub timeout_seconds: u64,
 }
@@ -67,7 +68,7 @@ impl Default for AnalyticsConfig {
             enabled: false,
             endpoint: String::new(),
             flush_interval_seconds: 30,
-            buffer_path: None,
+            buffer_path: PathBuf::from("~/.skills-mcp/analytics-buffer.jsonl"),
             max_buffer_events: 10_000,
             timeout_seconds: 10,
         }
@@ -83,16 +84,13 @@ impl AnalyticsConfig {
         }
     }
 
-    /// The buffer file: the configured one (leading `~/` expanded) or
-    /// `~/.skills-mcp/analytics-buffer.jsonl`.
+    /// The buffer file, a leading `~/` expanded.
     pub fn buffer_path(&self) -> PathBuf {
-        let home = || std::env::home_dir().unwrap_or_else(|| PathBuf::from("."));
-        match &self.buffer_path {
-            Some(p) => match p.to_str() {
-                Some(s) if s.starts_with("~/") => home().join(&s[2..]),
-                _ => p.clone(),
-            },
-            None => home().join(".skills-mcp").join("analytics-buffer.jsonl"),
+        match self.buffer_path.to_str() {
+            Some(s) if s.starts_with("~/") => std::env::home_dir()
+                .unwrap_or_else(|| PathBuf::from("."))
+                .join(&s[2..]),
+            _ => self.buffer_path.clone(),
         }
     }
 }
@@ -169,7 +167,7 @@ pub struct FlushReport {
 }
 
 /// The `report_usage` answer (seed 004 section 8.5).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UsageRecorded {
     pub recorded: bool,
     pub message: String,

@@ -215,13 +215,18 @@ fn serve(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
     let options =
         crate::config::LoadOptions::from_process(global.config.clone(), global.roots.clone());
     let mut loaded = crate::config::load(&options)?;
+    // Git sources are cloned or fetched before indexing; then their config.yaml exists to read.
+    let git = crate::git::start_blocking(&loaded.config)?;
+    if git.is_some() {
+        loaded = crate::config::load(&options)?;
+    }
     if let Some(algorithm) = global.algorithm {
         loaded.config.matching.algorithm = match algorithm {
             AlgorithmArg::Ranked => crate::config::Algorithm::Ranked,
             AlgorithmArg::Keywords => crate::config::Algorithm::Keywords,
         };
     }
-    crate::mcp::run_stdio(&loaded)?;
+    crate::mcp::run_stdio(&loaded, git)?;
     Ok(ExitCode::SUCCESS)
 }
 

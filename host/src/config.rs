@@ -22,7 +22,8 @@
 //! # Roots (lowest precedence first)
 //!
 //! `~/.claude/skills`, `~/.agents/skills`, `./.claude/skills`, `./.agents/skills`, `./skills`
-//! (each only when it is a directory, and only while `sources.default_roots` is true), then each
+//! (each only when it is a directory, and only while `sources.default_roots` is true), then the
+//! git sources (`sources.repo`, then each of `sources.repos`; see [`crate::git`]), then each
 //! entry of `sources.roots`, then each entry of `SKILLS_DIR` (a path list: `:`-separated on Unix),
 //! then each `--root DIR`, in order. The bundled `skills/` folder is used only when none of those
 //! gives a root. The same directory listed twice keeps its last (highest) place. The engine gives
@@ -55,6 +56,7 @@ pub struct Config {
     pub assets: AssetsConfig,
     pub analytics: AnalyticsConfig,
     pub sources: SourcesConfig,
+    pub git: GitConfig,
     /// `GITHUB_TOKEN`, from the environment only (never read from or written to a file).
     #[serde(skip)]
     pub github_token: Option<String>,
@@ -106,6 +108,10 @@ pub struct RefreshConfig {
     pub watch: bool,
     /// Quiet time after the last change before a rebuild, in milliseconds (10-60000).
     pub debounce_ms: u64,
+    /// Seconds between two periodic refreshes, overriding `interval_minutes` (for tests and
+    /// demos; not shown by `example-config`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub interval_seconds: Option<u64>,
 }
 
 impl Default for RefreshConfig {
@@ -115,7 +121,18 @@ impl Default for RefreshConfig {
             interval_minutes: 15,
             watch: true,
             debounce_ms: 300,
+            interval_seconds: None,
         }
+    }
+}
+
+impl RefreshConfig {
+    /// The period of the periodic git refresh.
+    pub fn interval(&self) -> std::time::Duration {
+        let secs = self
+            .interval_seconds
+            .unwrap_or(u64::from(self.interval_minutes) * 60);
+        std::time::Duration::from_secs(secs.max(1))
     }
 }
 
@@ -141,14 +158,11 @@ impl Default for AssetsConfig {
     }
 }
 
-/// Usage analytics.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
-#[serde(default)]
-pub struct AnalyticsConfig {
-    pub enabled: bool,
-    /// Where events are POSTed (an `http://` or `https://` URL), empty for none.
-    pub endpoint: String,
-}
+/// Usage analytics: the section is owned by [`crate::analytics`].
+pub use crate::analytics::AnalyticsConfig;
+
+/// Where git sources are checked out: the section is owned by [`crate::git`].
+pub use crate::git::{GitConfig, GitSourceConfig};
 
 /// Where skills come from.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -163,6 +177,12 @@ pub struct SourcesConfig {
     pub repo: String,
     /// Branch of `repo` to track.
     pub branch: String,
+    /// Folder of `repo` holding the skills (default: `skills/` when the branch has it, else the
+    /// repository root).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subpath: Option<String>,
+    /// More git repositories (`url`, `branch`, `subpath`, `token_env`), after `repo`.
+    pub repos: Vec<GitSourceConfig>,
 }
 
 impl Default for SourcesConfig {
@@ -172,7 +192,25 @@ impl Default for SourcesConfig {
             roots: Vec::new(),
             repo: String::new(),
             branch: "main".into(),
+            subpath: None,
+            repos: Vec::new(),
         }
+    }
+}
+
+impl SourcesConfig {
+    /// The git sources, lowest precedence first: `repo` (when set), then `repos`.
+    pub fn git_sources(&self) -> Vec<GitSourceConfig> {
+        let primary = (!self.repo.trim().is_empty()).then(|| GitSourceConfig {
+            url: self.repo.trim().to_string(),
+            branch: self.branch.trim().to_string(),
+            subpath: self.subpath.clone(),
+            token_env: None,
+        });
+        primary
+            .into_iter()
+            .chain(self.repos.iter().cloned())
+            .collect()
     }
 }
 
@@ -322,6 +360,38 @@ impl Config {
             format!("{:?}", self.sources.branch),
             "a non-empty branch name",
         );
+        if !self.sources.repo.trim().is_empty()
+            && let Err(e) = self.sources.git_sources()[0].validate()
+        {
+            need(
+                false,
+                "sources.repo",
+                format!("{:?}", self.sources.repo),
+                &e,
+            );
+        }
+        need(
+            self.refresh.interval_seconds != Some(0),
+            "refresh.interval_seconds",
+            "0".into(),
+            "a whole number of seconds, at least 1",
+        );
+        for (key, value) in [
+            (
+                "analytics.flush_interval_seconds",
+                an.flush_interval_seconds,
+            ),
+            ("analytics.max_buffer_events", an.max_buffer_events as u64),
+            ("analytics.timeout_seconds", an.timeout_seconds),
+            ("git.timeout_seconds", self.git.timeout_seconds),
+        ] {
+            need(
+                value >= 1,
+                key,
+                value.to_string(),
+                "a whole number, at least 1",
+            );
+        }
         bad
     }
 }
@@ -341,6 +411,8 @@ pub enum RootSource {
     Bundled,
     /// `~/.claude/skills`, `~/.agents/skills`, `./.claude/skills`, `./.agents/skills` or `./skills`.
     Standard,
+    /// A git source (`sources.repo`, `sources.repos`): its checkout, which may not exist yet.
+    Git,
     /// `sources.roots` of the configuration.
     Config,
     /// The `SKILLS_DIR` environment variable.
@@ -462,7 +534,7 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded> {
         }
     }
     let early: Config = from_value(&acc, "the configuration")?;
-    let roots = resolve_roots(opts, &early.sources)?;
+    let roots = resolve_roots(opts, &early)?;
 
     // Now every layer, in order.
     let mut layers = vec![Layer {
@@ -703,9 +775,10 @@ fn unknown_keys(input: &Value, known: &Value, prefix: &str, report: &mut dyn FnM
 /// The skill roots, lowest precedence first (see the module docs).
 ///
 /// Standard roots are used when they exist; `sources.roots`, `SKILLS_DIR` entries and `--root`
-/// flags must be directories (an error otherwise). The bundled folder is used only when nothing
-/// else gives a root.
-pub fn resolve_roots(opts: &LoadOptions, sources: &SourcesConfig) -> Result<Vec<RootSpec>> {
+/// flags must be directories (an error otherwise); a git source's root is its checkout's path,
+/// which exists once cloned. The bundled folder is used only when nothing else gives a root.
+pub fn resolve_roots(opts: &LoadOptions, config: &Config) -> Result<Vec<RootSpec>> {
+    let sources = &config.sources;
     let mut roots = Vec::new();
     if sources.default_roots {
         let mut standard = Vec::new();
@@ -724,6 +797,12 @@ pub fn resolve_roots(opts: &LoadOptions, sources: &SourcesConfig) -> Result<Vec<
                 });
             }
         }
+    }
+    for git in sources.git_sources() {
+        roots.push(RootSpec {
+            path: crate::git::root_path(&config.git, &git),
+            source: RootSource::Git,
+        });
     }
     let explicit = sources
         .roots
@@ -854,6 +933,14 @@ analytics:
   enabled: false
   # http:// or https:// URL of the endpoint.
   endpoint: ""
+  # Seconds between two batches.
+  flush_interval_seconds: 30
+  # Events not delivered yet wait here (JSONL), and are sent with the next batch.
+  buffer_path: ~/.skills-mcp/analytics-buffer.jsonl
+  # Most events kept waiting; the oldest are dropped beyond, and the count is reported.
+  max_buffer_events: 10000
+  # Seconds a POST may take.
+  timeout_seconds: 10
 
 # Where skills come from (ignored in a root's config.yaml).
 sources:
@@ -866,4 +953,16 @@ sources:
   repo: ""
   # Branch of the repository to track (SKILLS_BRANCH).
   branch: main
+  # Folder of the repository holding the skills (default: skills/ when it exists, else the root).
+  # subpath: skills
+  # More git repositories, after `repo`, each with url, branch, subpath and token_env (the
+  # variable holding its token; default GITHUB_TOKEN). Tokens never go in a file.
+  repos: []
+
+# Git checkouts (one folder per source; skills are served from an immutable snapshot per commit).
+git:
+  # Where checkouts live.
+  content_dir: ~/.skills-mcp/content
+  # Seconds a git command (clone, fetch) may take before it is stopped.
+  timeout_seconds: 120
 "#;

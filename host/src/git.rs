@@ -41,6 +41,12 @@ pub struct SourceRoot {
     pub path: PathBuf,
 }
 
+/// The root path a git source is served from, known before any I/O (see [`GitSync::roots`]):
+/// `<content_dir>/<name>-<hash>/current`.
+pub fn root_path(git: &GitConfig, source: &GitSourceConfig) -> PathBuf {
+    repo::checkout_dir(&git.content_dir(), source).join("current")
+}
+
 /// A future returned by a [`Reindex`] callback.
 pub type ReindexFuture = Pin<Box<dyn Future<Output = Result<usize>> + Send>>;
 
@@ -83,7 +89,7 @@ pub struct RefreshResponse {
 }
 
 /// The state of one git source.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SourceStatus {
     /// `<url>#<branch>`, without credentials.
     pub source: String,
@@ -416,6 +422,34 @@ impl GitSync {
             }
         })
     }
+}
+
+/// The git sources of `config` (`sources.repo`, `sources.repos`) cloned or fetched before the
+/// server indexes anything (on a runtime of its own: call it outside any async context). `None`
+/// when no git source is configured; problems are printed, never fatal.
+pub fn start_blocking(config: &crate::config::Config) -> Result<Option<Arc<GitSync>>> {
+    let sources: Vec<SourceConfig> = config
+        .sources
+        .git_sources()
+        .into_iter()
+        .map(SourceConfig::Git)
+        .collect();
+    if sources.is_empty() {
+        return Ok(None);
+    }
+    let token = config.github_token.clone();
+    let sync = GitSync::new(&sources, &config.git, |var| {
+        if var == DEFAULT_TOKEN_ENV {
+            token.clone()
+        } else {
+            std::env::var(var).ok()
+        }
+    })?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(sync.initialize());
+    Ok(Some(Arc::new(sync)))
 }
 
 impl RefreshResponse {

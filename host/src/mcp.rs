@@ -71,6 +71,10 @@ pub struct Services {
     /// `run_script`'s runner (its concurrency slots are shared by every call); when absent,
     /// [`SkillsServer::with_services`] makes one from the `scripts` section.
     pub scripts: Option<Arc<crate::scripts::ScriptRunner>>,
+    /// Usage analytics: every tool tracks its event here (disabled unless configured).
+    pub analytics: crate::analytics::Analytics,
+    /// The git sources, when configured: `refresh_skills` syncs them (git mode).
+    pub git: Option<Arc<crate::git::GitSync>>,
 }
 
 /// The MCP server: cheap to clone (all state behind one `Arc`).
@@ -557,12 +561,17 @@ impl ServerHandler for SkillsServer {
 
 /// Index the roots of `loaded` and make a server over them (findings are printed to stderr).
 pub fn open(loaded: &Loaded) -> Result<SkillsServer> {
+    open_with(loaded, Services::default())
+}
+
+/// [`open`] with the shared state of other features.
+pub fn open_with(loaded: &Loaded, services: Services) -> Result<SkillsServer> {
     let catalog = Catalog::open(
         catalog_roots(&loaded.roots),
         catalog_options(&loaded.config),
     )
     .context("indexing the skill roots")?;
-    let server = SkillsServer::new(catalog, loaded.config.clone());
+    let server = SkillsServer::with_services(catalog, loaded.config.clone(), services);
     server.log_reports();
     Ok(server)
 }
@@ -593,26 +602,53 @@ pub fn catalog_options(config: &Config) -> CatalogOptions {
     }
 }
 
-/// Serve MCP on stdin/stdout with the loaded configuration, until the client disconnects.
-pub fn run_stdio(loaded: &Loaded) -> Result<()> {
+/// Serve MCP on stdin/stdout with the loaded configuration, until the client disconnects (stdin
+/// closed) or SIGINT / SIGTERM; analytics are flushed on the way out. `git`: the git sources,
+/// already synced ([`crate::git::start_blocking`]), refreshed every `refresh.interval`.
+pub fn run_stdio(loaded: &Loaded, git: Option<Arc<crate::git::GitSync>>) -> Result<()> {
     for w in &loaded.warnings {
         eprintln!("skills-mcp: warning: {w}");
     }
     for (i, root) in loaded.roots.iter().enumerate() {
         eprintln!("skills-mcp: root {i}: {} ({:?})", root.name(), root.source);
     }
-    let server = open(loaded)?;
-    eprintln!(
-        "skills-mcp: {} skills indexed; serving MCP on stdio",
-        server.inner.catalog.len().unwrap_or(0)
-    );
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the async runtime")?;
-    runtime.block_on(async move {
+    let analytics = {
+        let _in_runtime = runtime.enter();
+        crate::analytics::Analytics::start(loaded.config.analytics.clone())
+    };
+    let mut services = Services::default();
+    services.analytics = analytics.clone();
+    services.git = git.clone();
+    let server = open_with(loaded, services)?;
+    eprintln!(
+        "skills-mcp: {} skills indexed; serving MCP on stdio",
+        server.inner.catalog.len().unwrap_or(0)
+    );
+    let _periodic = git.map(|git| {
+        let _in_runtime = runtime.enter();
+        let rebuild = server.clone();
+        git.set_reindex(crate::git::reindex_fn(move |_roots| {
+            let server = rebuild.clone();
+            async move { server.reindex().await }
+        }));
+        let refresh = &loaded.config.refresh;
+        refresh
+            .enabled
+            .then(|| git.spawn_periodic(refresh.interval()))
+    });
+    let result = runtime.block_on(async move {
         let _watch = if loaded.config.refresh.watch {
-            let paths = loaded.roots.iter().map(|r| r.path.clone()).collect();
+            // Git roots are immutable snapshots, followed by the git refresh instead.
+            let paths = loaded
+                .roots
+                .iter()
+                .filter(|r| r.source != config::RootSource::Git)
+                .map(|r| r.path.clone())
+                .collect();
             let debounce = Duration::from_millis(loaded.config.refresh.debounce_ms);
             match watch(server.clone(), paths, debounce) {
                 Ok(w) => Some(w),
@@ -624,8 +660,41 @@ pub fn run_stdio(loaded: &Loaded) -> Result<()> {
         } else {
             None
         };
-        server
-            .serve_transport((tokio::io::stdin(), tokio::io::stdout()))
-            .await
-    })
+        let served = tokio::select! {
+            served = server.serve_transport((tokio::io::stdin(), tokio::io::stdout())) => served,
+            signal = stop_signal() => {
+                eprintln!("skills-mcp: {signal}; stopping");
+                Ok(())
+            }
+        };
+        // No event is lost: what is queued is sent (or kept in the buffer file for next time).
+        analytics.shutdown().await;
+        served
+    });
+    // Do not wait for the thread still blocked reading stdin after a signal.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    result
+}
+
+/// Resolves on SIGINT or (Unix) SIGTERM, naming it.
+async fn stop_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                _ = tokio::signal::ctrl_c() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+            },
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                "SIGINT"
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
+    }
 }

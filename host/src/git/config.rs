@@ -21,8 +21,8 @@ pub const DEFAULT_TOKEN_ENV: &str = "GITHUB_TOKEN";
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct GitConfig {
-    /// Folder holding one sub-folder per git source; default `~/.skills-mcp/content`.
-    pub content_dir: Option<PathBuf>,
+    /// Folder holding one sub-folder per git source (a leading `~/` is the home folder).
+    pub content_dir: PathBuf,
     /// Longest a single git command may run before it is killed (network stalls).
     pub timeout_seconds: u64,
 }
@@ -30,20 +30,16 @@ pub struct GitConfig {
 impl Default for GitConfig {
     fn default() -> Self {
         Self {
-            content_dir: None,
+            content_dir: PathBuf::from("~/.skills-mcp/content"),
             timeout_seconds: 120,
         }
     }
 }
 
 impl GitConfig {
-    /// The content folder: the configured one (with a leading `~/` expanded) or
-    /// `~/.skills-mcp/content`.
+    /// The content folder, a leading `~/` expanded.
     pub fn content_dir(&self) -> PathBuf {
-        match &self.content_dir {
-            Some(dir) => expand_home(dir),
-            None => home_dir().join(".skills-mcp").join("content"),
-        }
+        expand_home(&self.content_dir)
     }
 
     /// The per-command timeout.

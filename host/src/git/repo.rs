@@ -99,11 +99,7 @@ impl Repo {
         config.validate().map_err(|e| anyhow!(e))?;
         let runner = GitRunner::new(&url, token, timeout);
         let label = format!("{}#{}", runner.redactor().redact(&url.clean), config.branch);
-        let dir = content_dir.join(dir_name(
-            &url.clean,
-            &config.branch,
-            config.subpath.as_deref(),
-        ));
+        let dir = checkout_dir(content_dir, config);
         Ok(Self {
             label,
             url,
@@ -625,6 +621,12 @@ impl Repo {
             }
         }
     }
+}
+
+/// The folder of a source below the content folder.
+pub(crate) fn checkout_dir(content_dir: &Path, config: &GitSourceConfig) -> PathBuf {
+    let url = prepare_url(config.url.trim());
+    content_dir.join(dir_name(&url.clean, &config.branch, config.subpath.as_deref()))
 }
 
 /// `<last path segment>-<8 hex digits of the URL, branch and subpath>`: readable and distinct per

@@ -30,6 +30,8 @@ keywords, then get_skill with the chosen `skill_path`. list_skills shows the ski
 - A skill lists `assets` and `scripts`; fetch one with get_asset {skill_path, file}. Run scripts \
 yourself (execution: claude) unless a skill says execution: server.
 - Skills reload by themselves when their files change; refresh_skills forces a reindex.
+- After using a skill, report_usage {skill_path, useful, comment} tells its authors whether it \
+helped.
 ";
 
 const GET_SKILL: &str = "\
@@ -62,7 +64,13 @@ the parent skills). Text comes back in `content`, binary files in `content_base6
 const REFRESH_SKILLS: &str = "\
 Reindex the skills from their folders now and report how many there are. Changes on disk are \
 normally picked up by themselves within a second; call this after editing skills if one seems \
-missing or stale.";
+missing or stale. Skills from git repositories are fetched first (answer with commit_hash, \
+files_changed, last_sync).";
+
+const REPORT_USAGE: &str = "\
+Tell the skill's authors whether a skill helped: `skill_path` (as get_skill returned it), \
+`useful` (true or false) and an optional `comment` (what was missing, wrong or good). Call it \
+once after finishing a task that used a skill.";
 
 const RUN_SCRIPT: &str = "\
 Run a script that a skill declares with `execution: server`, on the server, and return \
@@ -123,6 +131,18 @@ pub struct GetAssetParams {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RefreshSkillsParams {}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReportUsageParams {
+    /// The skill the feedback is about (its skill path, as get_skill returned it).
+    pub skill_path: String,
+    /// Whether the skill helped with the task.
+    pub useful: bool,
+    /// What was missing, wrong or good.
+    #[serde(default)]
+    pub comment: Option<String>,
+}
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -309,13 +329,26 @@ pub struct AssetContent {
     pub resolved_from: Option<String>,
 }
 
-/// The answer of `refresh_skills` (spec 8.6, local mode).
+/// The answer of `refresh_skills` (spec 8.6, local and git mode).
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct RefreshResult {
     pub success: bool,
+    /// `local`, or `git` when git sources are configured.
     pub mode: String,
+    /// Git mode: the commit served (of the first git source).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_hash: Option<String>,
+    /// Git mode: files changed by this refresh.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub files_changed: Option<u64>,
     pub skills_reindexed: u64,
+    /// Git mode: the last successful sync (ISO 8601, UTC).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_sync: Option<String>,
     pub message: String,
+    /// Git mode with several git sources: each one's state.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sources: Vec<crate::git::SourceStatus>,
 }
 
 fn round(x: f64) -> f64 {
@@ -430,9 +463,13 @@ impl SkillsServer {
                     .into(),
             );
         }
-        self.blocking(move |_, view| {
+        self.blocking(move |server, view| {
+            let analytics = &server.services().analytics;
             if let Some(path) = path {
                 let skill = load(view, &path, None)?;
+                // Asked for by path: a full score, the context if one was given too.
+                let context = context.as_deref().unwrap_or_default();
+                analytics.skill_served(context, &skill.skill_path, 1.0, &[] as &[&str], false);
                 return Ok(json_result(serde_json::to_value(skill).unwrap_or_default()));
             }
             let context = context.unwrap_or_default();
@@ -441,18 +478,34 @@ impl SkillsServer {
                 .route(&context)
                 .map_err(|e| format!("context: {}", message(&e)))?;
             let value = match outcome {
-                RouteOutcome::NoMatch => serde_json::json!({
-                    "no_match": true,
-                    "message": "No skill matches the given context.",
-                }),
-                RouteOutcome::Ambiguous(hits) => serde_json::json!({
-                    "ambiguous": true,
-                    "candidates": hits.iter().map(Candidate::from).collect::<Vec<_>>(),
-                    "message": "Multiple skills match. Specify your need or pick a skill_path.",
-                }),
+                RouteOutcome::NoMatch => {
+                    analytics.no_match(&context);
+                    serde_json::json!({
+                        "no_match": true,
+                        "message": "No skill matches the given context.",
+                    })
+                }
+                RouteOutcome::Ambiguous(hits) => {
+                    analytics.track_with(|| crate::analytics::EventData::Ambiguous {
+                        context: context.clone(),
+                        candidates: hits.iter().map(|h| h.skill_path.clone()).collect(),
+                    });
+                    serde_json::json!({
+                        "ambiguous": true,
+                        "candidates": hits.iter().map(Candidate::from).collect::<Vec<_>>(),
+                        "message": "Multiple skills match. Specify your need or pick a skill_path.",
+                    })
+                }
                 RouteOutcome::Matched(hit) => {
-                    serde_json::to_value(load(view, &hit.skill_path, Some(&hit))?)
-                        .unwrap_or_default()
+                    let skill = load(view, &hit.skill_path, Some(&hit))?;
+                    analytics.skill_served(
+                        &context,
+                        &hit.skill_path,
+                        hit.score,
+                        &hit.matched,
+                        false,
+                    );
+                    serde_json::to_value(skill).unwrap_or_default()
                 }
             };
             Ok(json_result(value))
@@ -551,7 +604,7 @@ impl SkillsServer {
         }
         let file = p.file;
         let max = self.config().assets.max_size_bytes;
-        self.blocking(move |_, view| {
+        self.blocking(move |server, view| {
             let info = view
                 .catalog
                 .get(&skill_path)
@@ -593,6 +646,13 @@ impl SkillsServer {
             } else {
                 String::from_utf8(bytes.clone()).ok()
             };
+            server.services().analytics.asset_served(
+                &info.skill_path,
+                &location.asset.file,
+                &location.asset.asset_type,
+                location.asset.from.is_some(),
+                size_bytes,
+            );
             let (content, content_base64, mime_type) = match text {
                 Some(t) => (Some(t), None, None),
                 None => (
@@ -630,18 +690,84 @@ impl SkillsServer {
         &self,
         Parameters(_p): Parameters<RefreshSkillsParams>,
     ) -> Result<Json<RefreshResult>, String> {
+        let analytics = &self.services().analytics;
+        if let Some(git) = self.services().git.clone() {
+            // Fetches every git source, then always reindexes (its callback rebuilds and notifies).
+            let r = git.force_refresh().await;
+            analytics.refresh(
+                "git",
+                r.success,
+                r.commit_hash.as_deref(),
+                r.files_changed,
+                r.skills_reindexed,
+            );
+            let message = r
+                .message
+                .clone()
+                .unwrap_or_else(|| "Synced the git sources and reindexed.".into());
+            return Ok(Json(RefreshResult {
+                success: r.success,
+                mode: "git".into(),
+                commit_hash: r.commit_hash,
+                files_changed: r.files_changed,
+                skills_reindexed: r.skills_reindexed.unwrap_or(0) as u64,
+                last_sync: r.last_sync,
+                message,
+                sources: r.sources,
+            }));
+        }
         let server = self.clone();
         let count = tokio::task::spawn_blocking(move || server.rebuild_blocking())
             .await
             .map_err(|e| format!("reindexing failed: {e}"))?
             .map_err(|e| format!("reindexing failed: {e:#}"))?;
         self.notify_changed().await;
+        analytics.refresh("local", true, None, None, Some(count));
         Ok(Json(RefreshResult {
             success: true,
             mode: "local".into(),
+            commit_hash: None,
+            files_changed: None,
             skills_reindexed: count as u64,
+            last_sync: None,
             message: "Reindexed from local directory (no git sync configured).".into(),
+            sources: Vec::new(),
         }))
+    }
+
+    #[tool(
+        name = "report_usage",
+        description = REPORT_USAGE,
+        annotations(
+            title = "Report whether a skill helped",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn report_usage(
+        &self,
+        Parameters(p): Parameters<ReportUsageParams>,
+    ) -> Result<Json<crate::analytics::UsageRecorded>, String> {
+        let skill_path = p.skill_path.trim().to_string();
+        if skill_path.is_empty() {
+            return Err("skill_path: must not be empty; give the skill's path".into());
+        }
+        let comment = given(&p.comment).map(str::to_string);
+        self.blocking(move |server, view| {
+            let info = view
+                .catalog
+                .get(&skill_path)
+                .map_err(|e| format!("skill_path: {}", describe(view, &e, &skill_path)))?;
+            let analytics = &server.services().analytics;
+            Ok(Json(analytics.report_usage(
+                &info.skill_path,
+                p.useful,
+                comment.as_deref(),
+            )))
+        })
+        .await
     }
 
     #[tool(
@@ -672,10 +798,20 @@ impl SkillsServer {
                 .collect(),
             cwd: given(&p.cwd).map(std::path::PathBuf::from),
         };
-        runner
+        let outcome = runner
             .run_with_catalog(self.catalog(), request)
             .await
-            .map(|outcome| Json(outcome.response))
-            .map_err(|e| e.to_string())
+            .map_err(|e| e.to_string())?;
+        let e = &outcome.event;
+        self.services().analytics.script_executed(
+            &e.skill_path,
+            &e.file,
+            &e.execution_mode,
+            e.success,
+            Some(e.exit_code),
+            e.duration_ms,
+            &e.args_provided,
+        );
+        Ok(Json(outcome.response))
     }
 }
