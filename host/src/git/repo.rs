@@ -626,7 +626,11 @@ impl Repo {
 /// The folder of a source below the content folder.
 pub(crate) fn checkout_dir(content_dir: &Path, config: &GitSourceConfig) -> PathBuf {
     let url = prepare_url(config.url.trim());
-    content_dir.join(dir_name(&url.clean, &config.branch, config.subpath.as_deref()))
+    content_dir.join(dir_name(
+        &url.clean,
+        &config.branch,
+        config.subpath.as_deref(),
+    ))
 }
 
 /// `<last path segment>-<8 hex digits of the URL, branch and subpath>`: readable and distinct per
