@@ -15,7 +15,7 @@
 //! followed, `.git` and `node_modules` skipped; skill path = folder relative to ROOT) and turned
 //! into [`SearchDoc`]s with the engine's own frontmatter helpers. Ranking parameters can be
 //! overridden from the environment for tuning: `RANK_K1`, `RANK_W` (7 comma-separated field
-//! weights), `RANK_B` (7 values), `RANK_JOINED`, `RANK_PREFIX`, `RANK_TYPO`, `RANK_NAME_BONUS`,
+//! weights), `RANK_B` (7 values), `RANK_JOINED`, `RANK_PREFIX`, `RANK_TYPO`, `RANK_SINGLE_WORD`,
 //! `RANK_BODY_BYTES`.
 
 use serde_json::json;
@@ -29,7 +29,7 @@ use std::time::Instant;
 /// Bytes of body handed to the ranker (it keeps `Params::body_bytes` of it).
 const BODY_READ_BYTES: usize = 64 * 1024;
 
-fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(rd) = std::fs::read_dir(dir) else {
         return;
     };
@@ -42,7 +42,7 @@ fn walk(root: &Path, dir: &Path, out: &mut Vec<PathBuf>) {
             if name == ".git" || name == "node_modules" {
                 continue;
             }
-            walk(root, &e.path(), out);
+            walk(&e.path(), out);
         } else if ft.is_file() && name.eq_ignore_ascii_case("skill.md") {
             out.push(e.path());
         }
@@ -72,7 +72,7 @@ fn hint_text(map: &serde_yaml::Mapping) -> String {
 
 fn load(root: &Path) -> Vec<SearchDoc> {
     let mut files = Vec::new();
-    walk(root, root, &mut files);
+    walk(root, &mut files);
     let mut docs = Vec::new();
     for f in files {
         let Ok(bytes) = std::fs::read(&f) else {
@@ -148,15 +148,7 @@ fn params_from_env() -> Params {
     env_f("RANK_JOINED", &mut p.joined_weight);
     env_f("RANK_PREFIX", &mut p.prefix_factor);
     env_f("RANK_TYPO", &mut p.typo_factor);
-    env_f("RANK_NAME_BONUS", &mut p.name_bonus);
-    env_f("RANK_META", &mut p.meta_coverage);
-    env_f("RANK_BIGRAM_W", &mut p.bigram_weight);
-    if let Ok(s) = std::env::var("RANK_BIGRAM_FIELDS") {
-        p.bigram_fields = s.parse().expect("RANK_BIGRAM_FIELDS");
-    }
-    if let Ok(s) = std::env::var("RANK_MODE") {
-        p.mode = s.parse().expect("RANK_MODE");
-    }
+    env_f("RANK_SINGLE_WORD", &mut p.single_word_factor);
     if let Ok(s) = std::env::var("RANK_BODY_BYTES") {
         p.body_bytes = s.parse().expect("RANK_BODY_BYTES");
     }
@@ -409,11 +401,15 @@ fn main() {
         }
     } else {
         for q in read_queries() {
-            let hits = engine.search(&q, 10);
+            let limit = std::env::var("EVAL_LIMIT")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(10);
+            let hits = engine.search(&q, limit);
             let results: Vec<_> = hits
                 .iter()
                 .map(|h| {
-                    json!({"skill_path": h.skill_path, "name": h.name, "score": h.score,
+                    json!({"skill_path": h.skill_path, "name": h.name, "score": h.score, "matched": h.matched,
                            "description": h.description})
                 })
                 .collect();

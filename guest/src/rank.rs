@@ -1,33 +1,50 @@
 //! The default ranking: fielded BM25 (BM25F) over a skill's text (issue 6).
 //!
-//! Built once per index from [`SearchDoc`]s; a query never re-tokenises the catalogue.
+//! Built once per index from [`SearchDoc`]s; a query never re-tokenises the catalogue: term
+//! statistics and each posting's saturated frequency are precomputed.
 //!
 //! # Algorithm
-//! Every field of a skill is analysed with [`crate::text::analyze`] (identifier splitting,
-//! compound joins, abbreviation table, stop words, English Snowball stemming). For a query term
-//! `t` and a skill `d`:
+//! Every field of a skill is analysed with [`crate::text::Analyzer`] (identifier splitting,
+//! compound joins, the abbreviation table of [`crate::synonyms`], stop words, English Snowball
+//! stemming). For a request term `t` and a skill `d`:
 //!
 //! ```text
-//! tf~(t, d)   = sum over fields f of  w_f * tf_f(t, d) / (1 - b_f + b_f * len_f(d) / avglen_f)
-//! idf(t)      = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
-//! s(t, d)     = idf(t) * tf~ / (k1 + tf~)
+//! tf~(t, d) = sum over fields f of  w_f * tf_f(t, d) / (1 - b_f + b_f * len_f(d) / avglen_f)
+//! idf(t)    = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+//! s(t, d)   = idf(t) * tf~ / (k1 + tf~)
 //! ```
 //!
-//! Each query term forms a *slot* whose alternatives are the term itself and, at reduced
-//! weight, vocabulary terms it is a prefix of (or that are a prefix of it), and, for a term
-//! the catalogue does not know, terms one edit away (typos). A slot scores the best of its
-//! alternatives, so expansions never add up.
+//! Fields: `name` (the name and the skill's folder name), `keywords`, `description`, `hints`
+//! (`when_to_use`, `tags`...), `headings`, `body` (the first [`BODY_PREFIX_BYTES`]) and `path`
+//! (the skill path's folders). Weights in [`Params::default`].
 //!
-//! # Normalisation (what `min_score` means)
-//! `raw(d) = sum over slots of weight(slot) * s(best alternative, d)`; its ceiling for the query
-//! is `max = sum over slots of weight(slot) * idf(slot term)` (every term present, saturated).
-//! A term the catalogue has never seen counts in `max` with the idf of a term seen nowhere, so a
-//! request about something no skill covers cannot score high.
-//! `coverage(d) = raw(d) / max` is in `0..=1`: the share of the request's information that
-//! the skill accounts for. The final score adds a bounded bonus for skills whose name the
-//! request spells out: `score = (1 - β) * coverage + β * name_match`, `name_match` in `0..=1`
-//! (the share of the name's words present in the request, counted only when the skill also
-//! matched some request term); hence `score` is in `0..=1`. See [`Params`].
+//! Each request term forms a *slot* whose alternatives are the term itself and, at a reduced
+//! factor, vocabulary terms it is a prefix of or that are a prefix of it (`postgres` ->
+//! `postgresql`, at least [`Params::prefix_min_len`] characters) and, for a term the catalogue
+//! does not know, terms one edit away (typos). An alternative never scores with more idf than
+//! the request term itself. A slot scores its best alternative, so expansions never add up.
+//! The join of a compound (`fine-tune` -> `finetune`) and a phrase abbreviation
+//! (`pull request` -> `pr`) form slots of weight [`Params::joined_weight`].
+//!
+//! # Normalisation (what `min_score` and `ambiguity_threshold` mean)
+//! `raw(d) = sum over slots of weight * s(best alternative, d)`. Its ceiling for the request is
+//! `max = sum over slots of weight * idf(slot term)`: every term present and saturated. A term
+//! no skill uses counts in `max` with the idf of a term seen nowhere, so a request about
+//! something no skill covers cannot score high.
+//!
+//! ```text
+//! coverage(d) = raw(d) / max                      in 0..=1
+//! score(d)    = coverage(d) * evidence(d)         in 0..=1
+//! evidence(d) = single_word_factor (0.5) when the request has two or more words and the skill
+//!               matches only one of them, or matches none in the fields that describe it
+//!               (name, keywords, description, hints, path: only in headings or body), else 1
+//! ```
+//!
+//! So the score is "the share of the request's information the skill accounts for", halved
+//! when that rests on a single word of a longer request or on body text alone (off-topic
+//! requests typically hit one word, or words of some body: "weather", "cats"). With the defaults `min_score: 0.2` drops skills that account for
+//! less than a fifth of the request, and `ambiguity_threshold: 0.1` calls a request ambiguous
+//! when the runner-up accounts for almost as much of it as the best skill.
 
 use crate::model::{ExplainTerm, Explanation};
 use crate::text::{Analyzer, analyze};
@@ -52,7 +69,7 @@ pub struct SearchDoc {
     pub priority: i32,
 }
 
-/// How much of a body is indexed.
+/// How much of a body is indexed (measured: 2 KiB beats 1, 4 and 8 KiB on the dev set).
 pub const BODY_PREFIX_BYTES: usize = 2048;
 
 /// One scored document: its index in the build order, a score, and the matched terms.
@@ -77,7 +94,8 @@ pub const FIELD_NAMES: [&str; NUM_FIELDS] = [
     "path",
 ];
 
-/// Ranking parameters. [`Params::default`] is the tuned default.
+/// Ranking parameters. [`Params::default`] is the tuned default (tuned on the even half of the
+/// dev set, checked on the odd half).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Params {
     /// BM25 term-frequency saturation.
@@ -86,48 +104,36 @@ pub struct Params {
     pub weight: [f64; NUM_FIELDS],
     /// Field length normalisation `b_f`.
     pub b: [f64; NUM_FIELDS],
-    /// Weight of a query slot made from a compound join or a phrase abbreviation.
+    /// Weight of a slot made from a compound join or a phrase abbreviation.
     pub joined_weight: f64,
     /// Factor of a prefix alternative (`postgres` -> `postgresql`).
     pub prefix_factor: f64,
-    /// Factor of a typo alternative (one edit away, unknown query terms only).
+    /// Factor of a typo alternative (one edit away; request terms the catalogue lacks only).
     pub typo_factor: f64,
-    /// Shortest query term (characters) expanded by prefix.
+    /// Shortest request term (characters) expanded by prefix.
     pub prefix_min_len: usize,
-    /// Shortest unknown query term (characters) given typo alternatives.
+    /// Shortest unknown request term (characters) given typo alternatives.
     pub typo_min_len: usize,
-    /// Weight β of the name-match bonus in the final score.
-    pub name_bonus: f64,
+    /// Score factor of a skill matching a single word of a request of two or more words, or
+    /// matching none of its words in name, keywords, description, hints or path.
+    pub single_word_factor: f64,
     /// Bytes of body text indexed (the rest is ignored even when given).
     pub body_bytes: usize,
-    /// Fields (bit `1 << f`) whose adjacent word pairs are indexed; a request's word pairs
-    /// found there add to the score (weight `bigram_weight`) without raising the ceiling.
-    pub bigram_fields: u32,
-    pub bigram_weight: f64,
-    /// Experimental: 1 = per-field BM25 sum instead of BM25F.
-    pub mode: u32,
-    /// Experimental: weight of the idf share of the request matched in name, keywords,
-    /// description or hints.
-    pub meta_coverage: f64,
 }
 
 impl Default for Params {
     fn default() -> Self {
         Self {
             k1: 1.2,
-            weight: [3.0, 2.0, 2.0, 1.0, 0.5, 0.3, 1.0],
-            b: [0.5, 0.5, 0.75, 0.75, 0.75, 0.75, 0.5],
+            weight: [3.0, 3.0, 3.0, 1.0, 0.5, 0.5, 1.0],
+            b: [0.2, 0.75, 0.9, 0.2, 0.4, 0.9, 0.75],
             joined_weight: 0.5,
-            prefix_factor: 0.5,
+            prefix_factor: 0.3,
             typo_factor: 0.6,
             prefix_min_len: 4,
             typo_min_len: 5,
-            name_bonus: 0.0,
+            single_word_factor: 0.5,
             body_bytes: BODY_PREFIX_BYTES,
-            mode: 0,
-            meta_coverage: 0.0,
-            bigram_fields: 0,
-            bigram_weight: 0.0,
         }
     }
 }
@@ -145,9 +151,16 @@ struct PostingList {
     postings: Vec<Posting>,
     /// `tf~ / (k1 + tf~)` per posting.
     sat: Vec<f32>,
-    /// Whether the term occurs in name, keywords, description or hints.
-    meta: Vec<bool>,
+    /// Whether the term occurs in a field that describes the skill ([`DESCRIBING_FIELDS`]).
+    describes: Vec<bool>,
 }
+
+/// Packing of matched word counts: `describing * DESCRIBING_WORD + others`.
+const DESCRIBING_WORD: u32 = 1 << 16;
+
+/// Fields that describe what a skill is for (name, keywords, description, hints, path), as
+/// opposed to its body text: the evidence factor counts request words matched there.
+const DESCRIBING_FIELDS: [bool; NUM_FIELDS] = [true, true, true, true, false, false, true];
 
 /// One alternative of a query slot: a vocabulary term and its factor.
 #[derive(Debug, Clone)]
@@ -157,19 +170,18 @@ struct Alt {
     kind: &'static str,
 }
 
-/// One query term and its alternatives.
+/// One request term and its alternatives.
 #[derive(Debug, Clone)]
 struct Slot {
-    /// The stemmed query term.
-    term: String,
     /// How it was written.
     surface: String,
     weight: f64,
     /// idf of the term itself (that of an unseen term when the catalogue lacks it).
     idf: f64,
+    /// Whether the term is a word of the request (not a join or an abbreviation).
+    word: bool,
+    known: bool,
     alts: Vec<Alt>,
-    /// Whether the slot counts in the score ceiling (word pairs do not: they only reward).
-    in_ceiling: bool,
 }
 
 /// A prepared query.
@@ -178,8 +190,8 @@ struct Query {
     slots: Vec<Slot>,
     /// Ceiling of the raw score (every slot present and saturated).
     max: f64,
-    /// Vocabulary ids of the query's own terms (not expansions), sorted.
-    exact: Vec<u32>,
+    /// Number of word slots.
+    words: usize,
 }
 
 /// The search structure over all documents.
@@ -192,14 +204,12 @@ pub struct SearchIndex {
     sorted: Vec<(String, u32)>,
     /// Term text by id.
     term_text: Vec<String>,
-    /// Typo candidates (terms in at least 2 documents) by byte length.
+    /// Typo candidates (terms of at least 2 documents) by byte length.
     typo_by_len: Vec<Vec<u32>>,
     postings: Vec<PostingList>,
     idf: Vec<f64>,
     /// Per document, per field: `w_f / (1 - b_f + b_f * len / avg)`.
     norm: Vec<[f64; NUM_FIELDS]>,
-    /// Per document: the stemmed terms of its name (for the name bonus).
-    name_terms: Vec<Vec<u32>>,
     priority: Vec<i32>,
     paths: Vec<String>,
 }
@@ -212,10 +222,8 @@ fn field_texts(doc: &SearchDoc, body_bytes: usize) -> [String; NUM_FIELDS] {
         name.push(' ');
         name.push_str(last);
     }
-    let path: String = {
-        let segs: Vec<&str> = doc.skill_path.split('/').collect();
-        segs[..segs.len().saturating_sub(1)].join(" ")
-    };
+    let segs: Vec<&str> = doc.skill_path.split('/').collect();
+    let path = segs[..segs.len().saturating_sub(1)].join(" ");
     [
         name,
         doc.keywords.join("\n"),
@@ -225,30 +233,6 @@ fn field_texts(doc: &SearchDoc, body_bytes: usize) -> [String; NUM_FIELDS] {
         truncate_utf8(&doc.body_prefix, body_bytes).to_string(),
         path,
     ]
-}
-
-/// The term standing for two adjacent words.
-fn bigram(a: &str, b: &str) -> String {
-    format!("{a}\u{1}{b}")
-}
-
-/// tf~ of a posting, given the per-document field norms.
-fn pseudo_tf(norm: &[[f64; NUM_FIELDS]], posting: &Posting) -> f64 {
-    let n = &norm[posting.doc as usize];
-    let mut s = 0.0;
-    for f in 0..NUM_FIELDS {
-        if posting.tf[f] != 0 {
-            s += f64::from(posting.tf[f]) * n[f];
-        }
-    }
-    s
-}
-
-/// The vocabulary in a deterministic (sorted) order.
-fn sorted_ref(vocab: &HashMap<String, u32>) -> Vec<(&str, u32)> {
-    let mut v: Vec<(&str, u32)> = vocab.iter().map(|(t, &i)| (t.as_str(), i)).collect();
-    v.sort_unstable();
-    v
 }
 
 /// The longest prefix of `s` of at most `max` bytes ending on a character boundary.
@@ -263,10 +247,21 @@ pub fn truncate_utf8(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
-fn idf_of(n_docs: usize, df: usize) -> f64 {
+/// `ln(1 + (N - df + 0.5) / (df + 0.5))`: positive even for a term every document has.
+pub fn idf_of(n_docs: usize, df: usize) -> f64 {
     let n = n_docs as f64;
     let df = df as f64;
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+/// tf~ of a posting, given the per-document field norms.
+fn pseudo_tf(norm: &[[f64; NUM_FIELDS]], posting: &Posting) -> f64 {
+    norm[posting.doc as usize]
+        .iter()
+        .zip(&posting.tf)
+        .filter(|(_, tf)| **tf != 0)
+        .map(|(n, tf)| f64::from(*tf) * n)
+        .sum()
 }
 
 /// Whether `a` and `b` are at most one edit apart (insertion, deletion, substitution or
@@ -311,9 +306,8 @@ impl SearchIndex {
     pub fn build_with(docs: &[SearchDoc], params: Params) -> Self {
         let n_docs = docs.len();
         let mut vocab: HashMap<String, u32> = HashMap::new();
-        let mut postings: Vec<Vec<Posting>> = Vec::new();
+        let mut lists: Vec<Vec<Posting>> = Vec::new();
         let mut lens: Vec<[f64; NUM_FIELDS]> = Vec::with_capacity(n_docs);
-        let mut name_terms = Vec::with_capacity(n_docs);
         let mut analyzer = Analyzer::new();
         let mut tfs: HashMap<u32, [u16; NUM_FIELDS]> = HashMap::new();
         for (d, doc) in docs.iter().enumerate() {
@@ -321,57 +315,35 @@ impl SearchIndex {
             tfs.clear();
             let mut len = [0.0; NUM_FIELDS];
             for (f, text) in texts.iter().enumerate() {
-                let bigrams = params.bigram_fields & (1 << f) != 0;
-                let mut prev: Option<(String, u32)> = None;
-                let mut add = |term: &str| {
+                analyzer.run(text, |term, _, _, joined| {
+                    if !joined {
+                        len[f] += 1.0;
+                    }
                     let id = match vocab.get(term) {
                         Some(&id) => id,
                         None => {
                             let id = vocab.len() as u32;
                             vocab.insert(term.to_string(), id);
-                            postings.push(Vec::new());
+                            lists.push(Vec::new());
                             id
                         }
                     };
                     let e = tfs.entry(id).or_insert([0; NUM_FIELDS]);
                     e[f] = e[f].saturating_add(1);
-                };
-                analyzer.run(text, |term, _, pos, joined| {
-                    if !joined {
-                        len[f] += 1.0;
-                        if bigrams {
-                            if let Some((p, ppos)) = &prev
-                                && pos - ppos <= 2
-                            {
-                                add(&bigram(p, term));
-                            }
-                            prev = Some((term.to_string(), pos));
-                        }
-                    }
-                    add(term);
                 });
             }
             let mut ids: Vec<(u32, [u16; NUM_FIELDS])> =
                 tfs.iter().map(|(&i, &t)| (i, t)).collect();
             ids.sort_unstable_by_key(|x| x.0);
             for (id, tf) in ids {
-                postings[id as usize].push(Posting { doc: d as u32, tf });
+                lists[id as usize].push(Posting { doc: d as u32, tf });
             }
-            let mut nt: Vec<u32> = Vec::new();
-            analyzer.run(&doc.name, |term, _, _, joined| {
-                if !joined && let Some(&id) = vocab.get(term) {
-                    nt.push(id);
-                }
-            });
-            nt.sort_unstable();
-            nt.dedup();
-            name_terms.push(nt);
             lens.push(len);
         }
         let mut avg = [0.0; NUM_FIELDS];
         for l in &lens {
-            for f in 0..NUM_FIELDS {
-                avg[f] += l[f];
+            for (a, x) in avg.iter_mut().zip(l) {
+                *a += x;
             }
         }
         for a in &mut avg {
@@ -392,67 +364,51 @@ impl SearchIndex {
                 n
             })
             .collect();
-        let idf = postings.iter().map(|p| idf_of(n_docs, p.len())).collect();
-        let postings: Vec<PostingList> = postings
+        let idf = lists.iter().map(|p| idf_of(n_docs, p.len())).collect();
+        let postings: Vec<PostingList> = lists
             .into_iter()
             .map(|list| {
                 let sat = list
                     .iter()
                     .map(|p| {
-                        if params.mode == 1 {
-                            let n = &norm[p.doc as usize];
-                            let mut s = 0.0;
-                            let wsum: f64 = params.weight.iter().sum();
-                            for f in 0..NUM_FIELDS {
-                                if p.tf[f] != 0 && params.weight[f] > 0.0 {
-                                    let tf = f64::from(p.tf[f]) * n[f] / params.weight[f];
-                                    s += params.weight[f] / wsum * tf / (params.k1 + tf);
-                                }
-                            }
-                            s as f32
-                        } else {
-                            let tf = pseudo_tf(&norm, p);
-                            (tf / (params.k1 + tf)) as f32
-                        }
+                        let tf = pseudo_tf(&norm, p);
+                        (tf / (params.k1 + tf)) as f32
                     })
                     .collect();
-                let meta = list
+                let describes = list
                     .iter()
-                    .map(|p| p.tf[..4].iter().any(|&t| t > 0))
+                    .map(|p| p.tf.iter().zip(DESCRIBING_FIELDS).any(|(&t, m)| m && t > 0))
                     .collect();
                 PostingList {
                     postings: list,
                     sat,
-                    meta,
+                    describes,
                 }
             })
             .collect();
         let mut sorted: Vec<(String, u32)> = vocab.iter().map(|(t, &i)| (t.clone(), i)).collect();
         sorted.sort_unstable();
         let mut term_text = vec![String::new(); vocab.len()];
-        for (t, &i) in &vocab {
-            term_text[i as usize] = t.clone();
-        }
         let mut typo_by_len: Vec<Vec<u32>> = Vec::new();
-        for (t, i) in sorted_ref(&vocab) {
-            if postings[i as usize].postings.len() >= 2 {
+        for (t, i) in &sorted {
+            term_text[*i as usize] = t.clone();
+            if postings[*i as usize].postings.len() >= 2 {
                 if typo_by_len.len() <= t.len() {
                     typo_by_len.resize(t.len() + 1, Vec::new());
                 }
-                typo_by_len[t.len()].push(i);
+                typo_by_len[t.len()].push(*i);
             }
         }
         Self {
-            typo_by_len,
-            term_text,
             params,
             n_docs,
             vocab,
             sorted,
+            term_text,
+            typo_by_len,
             postings,
             idf,
             norm,
-            name_terms,
             priority: docs.iter().map(|d| d.priority).collect(),
             paths: docs.iter().map(|d| d.skill_path.clone()).collect(),
         }
@@ -470,12 +426,17 @@ impl SearchIndex {
         self.n_docs == 0
     }
 
+    /// Number of distinct terms indexed.
+    pub fn vocabulary_len(&self) -> usize {
+        self.vocab.len()
+    }
+
     /// idf of a term unknown to the catalogue.
     fn unseen_idf(&self) -> f64 {
         idf_of(self.n_docs, 0)
     }
 
-    /// The query's slots (one per distinct analysed term).
+    /// The request's slots (one per distinct analysed term).
     fn slots(&self, query: &str) -> Vec<Slot> {
         let p = &self.params;
         let mut seen = HashSet::new();
@@ -495,7 +456,7 @@ impl SearchIndex {
             }
             let n = t.term.chars().count();
             if n >= p.prefix_min_len && p.prefix_factor > 0.0 {
-                // vocabulary terms the query term is a prefix of
+                // vocabulary terms the request term is a prefix of
                 let start = self
                     .sorted
                     .partition_point(|(s, _)| s.as_str() < t.term.as_str());
@@ -511,7 +472,7 @@ impl SearchIndex {
                         });
                     }
                 }
-                // vocabulary terms that are a prefix of the query term
+                // vocabulary terms that are a prefix of the request term
                 for (cut, _) in t.term.char_indices().skip(p.prefix_min_len) {
                     if let Some(&id) = self.vocab.get(&t.term[..cut]) {
                         alts.push(Alt {
@@ -536,47 +497,24 @@ impl SearchIndex {
                     }
                 }
             }
-            let idf = known.map_or_else(|| self.unseen_idf(), |id| self.idf[id as usize]);
             slots.push(Slot {
-                term: t.term,
                 surface: t.surface,
                 weight: if t.joined { p.joined_weight } else { 1.0 },
-                idf,
+                idf: known.map_or_else(|| self.unseen_idf(), |id| self.idf[id as usize]),
+                word: !t.joined,
+                known: known.is_some(),
                 alts,
-                in_ceiling: true,
             });
         }
-        if p.bigram_fields != 0 && p.bigram_weight > 0.0 {
-            let words: Vec<(String, String, u32)> = analyze(query)
-                .into_iter()
-                .filter(|t| !t.joined)
-                .map(|t| (t.term, t.surface, t.position))
-                .collect();
-            let mut seen = HashSet::new();
-            for w in words.windows(2) {
-                if w[1].2 - w[0].2 > 2 {
-                    continue;
-                }
-                let term = bigram(&w[0].0, &w[1].0);
-                if let Some(&id) = self.vocab.get(&term)
-                    && seen.insert(id)
-                {
-                    slots.push(Slot {
-                        term,
-                        surface: format!("\"{} {}\"", w[0].1, w[1].1),
-                        weight: p.bigram_weight,
-                        idf: self.idf[id as usize],
-                        alts: vec![Alt {
-                            term: id,
-                            factor: 1.0,
-                            kind: "exact",
-                        }],
-                        in_ceiling: false,
-                    });
-                }
-            }
-        }
         slots
+    }
+
+    /// Analyse a request once: its slots and the ceiling of its raw score.
+    fn prepare(&self, query: &str) -> Query {
+        let slots = self.slots(query);
+        let max = slots.iter().map(|s| s.weight * s.idf).sum();
+        let words = slots.iter().filter(|s| s.word).count();
+        Query { slots, max, words }
     }
 
     /// The idf an alternative scores with: its own, but never more than the request term's
@@ -585,40 +523,20 @@ impl SearchIndex {
         self.idf[alt.term as usize].min(slot.idf)
     }
 
-    /// tf~ of a posting.
-    fn pseudo_tf(&self, posting: &Posting) -> f64 {
-        pseudo_tf(&self.norm, posting)
-    }
-
-    /// Analyse a query once: its slots, the ceiling of its raw score, its exact term ids.
-    fn prepare(&self, query: &str) -> Query {
-        let slots = self.slots(query);
-        let max = slots
-            .iter()
-            .filter(|s| s.in_ceiling)
-            .map(|s| s.weight * s.idf)
-            .sum();
-        let mut exact: Vec<u32> = slots
-            .iter()
-            .flat_map(|s| s.alts.iter().filter(|a| a.factor >= 1.0).map(|a| a.term))
-            .collect();
-        exact.sort_unstable();
-        exact.dedup();
-        Query { slots, max, exact }
-    }
-
-    /// Raw scores (before normalisation) of every document.
-    fn raw_scores(&self, q: &Query) -> Vec<f64> {
+    /// Raw scores (before normalisation) and matched word counts of every document.
+    fn raw_scores(&self, q: &Query) -> (Vec<f64>, Vec<u32>) {
         let mut total = vec![0.0f64; self.n_docs];
+        let mut words = vec![0u32; self.n_docs];
         let mut best = vec![0.0f64; self.n_docs];
-        let mut meta = vec![0.0f64; self.n_docs];
-        let mut meta_best = vec![0.0f64; self.n_docs];
+        let mut describes = vec![false; self.n_docs];
         let mut touched: Vec<u32> = Vec::new();
         for slot in &q.slots {
             for alt in &slot.alts {
                 let idf = alt.factor * self.alt_idf(slot, alt);
                 let list = &self.postings[alt.term as usize];
-                for ((posting, &sat), &m) in list.postings.iter().zip(&list.sat).zip(&list.meta) {
+                for ((posting, &sat), &m) in
+                    list.postings.iter().zip(&list.sat).zip(&list.describes)
+                {
                     let c = idf * f64::from(sat);
                     let d = posting.doc as usize;
                     if best[d] == 0.0 {
@@ -627,56 +545,39 @@ impl SearchIndex {
                     if c > best[d] {
                         best[d] = c;
                     }
-                    if m && alt.factor > meta_best[d] {
-                        meta_best[d] = alt.factor;
-                    }
+                    describes[d] |= m;
                 }
             }
             for &d in &touched {
                 let d = d as usize;
                 total[d] += slot.weight * best[d];
-                meta[d] += slot.weight * slot.idf * meta_best[d];
+                if slot.word {
+                    words[d] += if describes[d] { DESCRIBING_WORD } else { 1 };
+                }
                 best[d] = 0.0;
-                meta_best[d] = 0.0;
+                describes[d] = false;
             }
             touched.clear();
         }
-        let mc = self.params.meta_coverage;
-        if mc > 0.0 {
-            for d in 0..self.n_docs {
-                total[d] = (1.0 - mc) * total[d] + mc * meta[d];
-            }
-        }
-        total
+        (total, words)
     }
 
-    /// Share of `doc`'s name words that the query contains exactly (0 when the name is empty).
-    fn name_match(&self, q: &Query, doc: usize) -> f64 {
-        let nt = &self.name_terms[doc];
-        if nt.is_empty() {
-            return 0.0;
-        }
-        let hit = nt
-            .iter()
-            .filter(|id| q.exact.binary_search(id).is_ok())
-            .count();
-        hit as f64 / nt.len() as f64
-    }
-
-    /// (score, coverage, name match) of a document with raw score `raw`.
-    fn finalise(&self, q: &Query, raw: f64, doc: usize) -> (f64, f64, f64) {
+    /// (score, coverage, evidence factor) of a document; `words` counts the request words it
+    /// matched, plus [`DESCRIBING_WORD`] - 1 for each matched in a describing field.
+    fn finalise(&self, q: &Query, raw: f64, words: u32) -> (f64, f64, f64) {
+        let describing = words / DESCRIBING_WORD;
+        let all = describing + words % DESCRIBING_WORD;
         let coverage = if q.max > 0.0 {
             (raw / q.max).clamp(0.0, 1.0)
         } else {
             0.0
         };
-        let beta = self.params.name_bonus;
-        let nm = if raw > 0.0 && beta > 0.0 {
-            self.name_match(q, doc)
+        let evidence = if q.words >= 2 && (all <= 1 || describing == 0) {
+            self.params.single_word_factor
         } else {
-            0.0
+            1.0
         };
-        ((1.0 - beta) * coverage + beta * nm, coverage, nm)
+        (coverage * evidence, coverage, evidence)
     }
 
     /// Whether `doc` holds vocabulary term `term`.
@@ -690,20 +591,20 @@ impl SearchIndex {
     /// Best first, scores normalised to 0..=1, at most `limit`.
     ///
     /// Ties are broken by priority (higher first), then skill path. Documents matching no
-    /// query term are not returned. `matched` lists the request words (as written) the skill
+    /// request term are not returned. `matched` lists the request words (as written) the skill
     /// matched, directly or through an expansion.
     pub fn search(&self, query: &str, limit: usize) -> Vec<Scored> {
         let q = self.prepare(query);
         if q.slots.is_empty() || limit == 0 {
             return Vec::new();
         }
-        let raw = self.raw_scores(&q);
+        let (raw, words) = self.raw_scores(&q);
         let mut out: Vec<Scored> = Vec::new();
-        for (d, &r) in raw.iter().enumerate() {
+        for (d, (&r, &w)) in raw.iter().zip(&words).enumerate() {
             if r > 0.0 {
                 out.push(Scored {
                     doc: d,
-                    score: self.finalise(&q, r, d).0,
+                    score: self.finalise(&q, r, w).0,
                     matched: Vec::new(),
                 });
             }
@@ -733,9 +634,10 @@ impl SearchIndex {
 
     /// Per-field, per-term contributions of `doc` to `query`.
     ///
-    /// Each term line is that term's share of the final score in one field (its BM25F
-    /// contribution split across fields in proportion to their weighted frequencies, scaled by
-    /// the normalisation); the `bonus` line is the name-match bonus. The lines sum to `score`.
+    /// Each line is one request term's share of the final score in one field: its BM25F
+    /// contribution split across fields in proportion to their weighted frequencies, divided by
+    /// the ceiling and multiplied by the evidence factor. The lines sum to `score`. A term
+    /// matched through an expansion reads `word ~term (prefix|typo)`.
     pub fn explain(&self, query: &str, doc: usize) -> Explanation {
         let path = self.paths.get(doc).cloned().unwrap_or_default();
         let mut terms = Vec::new();
@@ -750,28 +652,33 @@ impl SearchIndex {
             };
         }
         let q = self.prepare(query);
-        let slots = &q.slots;
-        let max = q.max;
-        let beta = self.params.name_bonus;
         let mut raw = 0.0;
+        let mut words = 0u32;
         let mut lines: Vec<(usize, String, f64)> = Vec::new();
-        for slot in slots {
+        for slot in &q.slots {
             let mut best: Option<(f64, &Alt, &Posting)> = None;
             for alt in &slot.alts {
                 let list = &self.postings[alt.term as usize];
                 if let Ok(i) = list.postings.binary_search_by_key(&(doc as u32), |p| p.doc) {
-                    let p = &list.postings[i];
                     let c = alt.factor * self.alt_idf(slot, alt) * f64::from(list.sat[i]);
                     if best.as_ref().is_none_or(|(b, _, _)| c > *b) {
-                        best = Some((c, alt, p));
+                        best = Some((c, alt, &list.postings[i]));
                     }
                 }
             }
             let Some((c, alt, p)) = best else { continue };
             let c = c * slot.weight;
             raw += c;
-            let tf = self.pseudo_tf(p);
-            let n = &self.norm[doc];
+            let describing = slot.alts.iter().any(|a| {
+                let list = &self.postings[a.term as usize];
+                list.postings
+                    .binary_search_by_key(&(doc as u32), |p| p.doc)
+                    .is_ok_and(|i| list.describes[i])
+            });
+            if slot.word {
+                words += if describing { DESCRIBING_WORD } else { 1 };
+            }
+            let tf = pseudo_tf(&self.norm, p);
             let label = if alt.kind == "exact" {
                 slot.surface.clone()
             } else {
@@ -780,19 +687,14 @@ impl SearchIndex {
                     slot.surface, self.term_text[alt.term as usize], alt.kind
                 )
             };
-            for f in 0..NUM_FIELDS {
-                if p.tf[f] != 0 && tf > 0.0 {
-                    let share = f64::from(p.tf[f]) * n[f] / tf;
-                    lines.push((f, label.clone(), c * share));
+            for (f, (&t, n)) in p.tf.iter().zip(&self.norm[doc]).enumerate() {
+                if t != 0 && tf > 0.0 {
+                    lines.push((f, label.clone(), c * f64::from(t) * n / tf));
                 }
             }
         }
-        let (score, coverage, nm) = self.finalise(&q, raw, doc);
-        let scale = if max > 0.0 && raw > 0.0 {
-            (1.0 - beta) * coverage / raw
-        } else {
-            0.0
-        };
+        let (score, coverage, evidence) = self.finalise(&q, raw, words);
+        let scale = if raw > 0.0 { score / raw } else { 0.0 };
         for (f, term, c) in lines {
             terms.push(ExplainTerm {
                 field: FIELD_NAMES[f].to_string(),
@@ -800,29 +702,31 @@ impl SearchIndex {
                 contribution: c * scale,
             });
         }
-        if beta > 0.0 && nm > 0.0 {
-            terms.push(ExplainTerm {
-                field: "bonus".to_string(),
-                term: "name match".to_string(),
-                contribution: beta * nm,
-            });
+        notes.push(format!(
+            "coverage = raw {raw:.4} / ceiling {:.4} = {coverage:.4} (ceiling: every request \
+             term present and saturated)",
+            q.max
+        ));
+        if evidence < 1.0 {
+            notes.push(format!(
+                "only one of the request's {} words matched, or none in name, keywords, \
+                 description, hints or path: score = coverage x {evidence}",
+                q.words
+            ));
         }
-        notes.push(format!(
-            "coverage = raw {raw:.4} / ceiling {max:.4} = {coverage:.4} (ceiling: every request term \
-             present and saturated; unknown terms count with idf {:.3})",
-            self.unseen_idf()
-        ));
-        notes.push(format!(
-            "score = {:.2} * coverage + {beta:.2} * name match {nm:.2} = {score:.4}",
-            1.0 - beta
-        ));
-        let unknown: Vec<&str> = slots
+        notes.push(format!("score = {score:.4}"));
+        let unknown: Vec<&str> = q
+            .slots
             .iter()
-            .filter(|s| !self.vocab.contains_key(&s.term))
+            .filter(|s| !s.known && s.word)
             .map(|s| s.surface.as_str())
             .collect();
         if !unknown.is_empty() {
-            notes.push(format!("terms no skill uses: {}", unknown.join(", ")));
+            notes.push(format!(
+                "words no skill uses (they count in the ceiling with idf {:.3}): {}",
+                self.unseen_idf(),
+                unknown.join(", ")
+            ));
         }
         Explanation {
             skill_path: path,
@@ -981,6 +885,26 @@ mod tests {
     }
 
     #[test]
+    fn evidence_factor_halves_single_word_and_body_only_matches() {
+        let index = SearchIndex::build(&corpus());
+        // "postgres" alone: one word, no halving
+        let one = index.search("postgres", 1)[0].score;
+        let e = index.explain("postgres", 0);
+        assert!(!e.notes.iter().any(|n| n.contains("x 0.5")), "{e:?}");
+        assert!(one > 0.2);
+        // "postgres" plus an unknown word: only one of two words matched -> halved
+        let e = index.explain("postgres zzzunknownword", 0);
+        assert!(e.notes.iter().any(|n| n.contains("x 0.5")), "{e:?}");
+        // body-only evidence ("lock-free" and "backfill" appear only in the body) -> halved
+        let e = index.explain("backfill lock-free", 0);
+        assert!(e.score > 0.0);
+        assert!(e.notes.iter().any(|n| n.contains("x 0.5")), "{e:?}");
+        // two words in the description: full score
+        let e = index.explain("zero downtime", 0);
+        assert!(!e.notes.iter().any(|n| n.contains("x 0.5")), "{e:?}");
+    }
+
+    #[test]
     fn empty_and_stop_word_queries() {
         let index = SearchIndex::build(&corpus());
         assert!(index.search("", 10).is_empty());
@@ -1008,7 +932,7 @@ mod tests {
                 assert!(
                     e.terms
                         .iter()
-                        .all(|t| FIELD_NAMES.contains(&t.field.as_str()) || t.field == "bonus")
+                        .all(|t| FIELD_NAMES.contains(&t.field.as_str()))
                 );
                 assert_eq!(e.skill_path, index.paths[s.doc]);
             }

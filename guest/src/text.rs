@@ -383,14 +383,14 @@ pub struct Term {
     pub joined: bool,
 }
 
+/// A phrase (its stemmed words) and its abbreviation.
+type Phrase = (&'static [&'static str], &'static str);
+
 /// Phrases of [`crate::synonyms::PHRASES`] by their last word.
-fn phrases_by_last() -> &'static HashMap<&'static str, Vec<(&'static [&'static str], &'static str)>>
-{
-    static MAP: OnceLock<HashMap<&'static str, Vec<(&'static [&'static str], &'static str)>>> =
-        OnceLock::new();
+fn phrases_by_last() -> &'static HashMap<&'static str, Vec<Phrase>> {
+    static MAP: OnceLock<HashMap<&'static str, Vec<Phrase>>> = OnceLock::new();
     MAP.get_or_init(|| {
-        let mut m: HashMap<&'static str, Vec<(&'static [&'static str], &'static str)>> =
-            HashMap::new();
+        let mut m: HashMap<&'static str, Vec<Phrase>> = HashMap::new();
         for (words, abbr) in crate::synonyms::PHRASES {
             if let Some(last) = words.last() {
                 m.entry(*last).or_default().push((*words, *abbr));
