@@ -9,6 +9,9 @@
 //! eval_batch ROOT --eval QUERIES.json  recall@1/@3 and MRR@10 (all, even ids, odd ids),
 //!                                      short and task styles; negatives are routed
 //! eval_batch ROOT --explain PATH       explain PATH's score for each stdin query
+//! eval_batch ROOT --index ...          search through the engine's own `Index` (listing,
+//!                                      add_root, add_files, finish) instead of SearchDocs
+//!                                      extracted here; combines with the modes above
 //! ```
 //!
 //! Skills are read from `ROOT` with `std::fs` (every `SKILL.md`, any case, symlinks not
@@ -19,7 +22,8 @@
 //! `RANK_BODY_BYTES`.
 
 use serde_json::json;
-use skills_engine::model::{EngineConfig, RouteOutcome, SearchHit};
+use skills_engine::Index;
+use skills_engine::model::{EngineConfig, Entry, EntryKind, FileData, RouteOutcome, SearchHit};
 use skills_engine::rank::{Params, SearchDoc, SearchIndex};
 use skills_engine::{frontmatter, keyword, route};
 use std::io::{BufRead, Write};
@@ -47,6 +51,66 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
             out.push(e.path());
         }
     }
+}
+
+/// Every entry below `dir` (symlinks listed, not followed; `.git`, `node_modules` skipped).
+fn listing(root: &Path, dir: &Path, out: &mut Vec<Entry>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let Ok(ft) = e.file_type() else { continue };
+        let path = e.path();
+        let rel = path
+            .strip_prefix(root)
+            .unwrap_or(&path)
+            .to_string_lossy()
+            .replace('\\', "/");
+        if ft.is_symlink() {
+            out.push(Entry {
+                path: rel,
+                kind: EntryKind::Symlink,
+                size: 0,
+            });
+        } else if ft.is_dir() {
+            let name = e.file_name();
+            if name == ".git" || name == "node_modules" {
+                continue;
+            }
+            out.push(Entry {
+                path: rel,
+                kind: EntryKind::Directory,
+                size: 0,
+            });
+            listing(root, &path, out);
+        } else if ft.is_file() {
+            let size = e.metadata().map(|m| m.len()).unwrap_or(0);
+            out.push(Entry {
+                path: rel,
+                kind: EntryKind::File,
+                size,
+            });
+        }
+    }
+}
+
+/// The engine's own index over `root` (what the product does), through its build protocol.
+fn build_index(root: &Path) -> Index {
+    let mut entries = Vec::new();
+    listing(root, root, &mut entries);
+    let mut index = Index::new(EngineConfig::default());
+    let wanted = index.add_root("root", entries);
+    let files: Vec<FileData> = wanted
+        .into_iter()
+        .filter_map(|p| {
+            std::fs::read(root.join(&p))
+                .ok()
+                .map(|bytes| FileData { path: p, bytes })
+        })
+        .collect();
+    index.add_files(0, files);
+    index.finish();
+    index
 }
 
 fn hint_text(map: &serde_yaml::Mapping) -> String {
@@ -159,10 +223,15 @@ struct Engine {
     docs: Vec<SearchDoc>,
     index: SearchIndex,
     keywords: bool,
+    /// The product's index, when `--index` is given.
+    engine_index: Option<Index>,
 }
 
 impl Engine {
     fn search(&self, q: &str, limit: usize) -> Vec<SearchHit> {
+        if let Some(ix) = &self.engine_index {
+            return ix.search(q, limit as u32).unwrap_or_default();
+        }
         let scored = if self.keywords {
             keyword::search(&self.docs, q, limit)
         } else {
@@ -342,10 +411,20 @@ fn main() {
     let t1 = Instant::now();
     let index = SearchIndex::build_with(&docs, params_from_env());
     let t_build = t1.elapsed();
+    let t2 = Instant::now();
+    let engine_index = flag("--index").map(|_| build_index(&root));
+    if engine_index.is_some() {
+        eprintln!(
+            "engine index: {} skills in {:.0} ms",
+            engine_index.as_ref().map_or(0, Index::len),
+            t2.elapsed().as_secs_f64() * 1e3
+        );
+    }
     let engine = Engine {
         docs,
         index,
         keywords: flag("--keywords").is_some(),
+        engine_index,
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
