@@ -13,9 +13,7 @@ use std::rc::Rc;
 use std::sync::OnceLock;
 
 /// English stop words (a classic IR list: articles, pronouns, auxiliaries, prepositions,
-/// conjunctions). Words that carry meaning in a technical request (`up`, `down`, `out`, `off`,
-/// `new`, `first`, `not` ...) are deliberately absent from [`RANK_STOP_WORDS_EXTRA`] but the spec
-/// list keeps `not` as the original matcher did.
+/// conjunctions), a superset of the spec's examples and of the original matcher's list.
 pub const EN_STOP_WORDS: &[&str] = &[
     "a",
     "about",
