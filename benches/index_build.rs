@@ -19,7 +19,8 @@ use criterion::{Criterion, criterion_group, criterion_main};
 use skills_mcp::catalog::{Catalog, CatalogOptions, RootSpec};
 
 fn index_build(c: &mut Criterion) {
-    let rt = support::component::runtime();
+    // Compiled on first use, so a filtered run of the native benches never starts wasmtime.
+    let rt = std::cell::OnceCell::new();
     for corpus in support::corpora() {
         let to_read = support::files_to_read(&corpus);
         let mut g = c.benchmark_group(format!("index_build/{}", corpus.name));
@@ -33,7 +34,15 @@ fn index_build(c: &mut Criterion) {
             b.iter(|| black_box(support::native_index(&corpus).len()))
         });
         g.bench_function("component", |b| {
-            b.iter(|| black_box(support::component::component_index(&rt, &corpus).1))
+            b.iter(|| {
+                black_box(
+                    support::component::component_index(
+                        rt.get_or_init(support::component::runtime),
+                        &corpus,
+                    )
+                    .1,
+                )
+            })
         });
         g.bench_function("catalog", |b| {
             b.iter(|| {
