@@ -551,3 +551,86 @@ fn configuration_and_formats() {
     assert_eq!(at(1_709_251_199, 999), "2024-02-29T23:59:59.999Z");
     assert_eq!(at(951_868_800, 0), "2000-03-01T00:00:00.000Z");
 }
+
+/// SIGTERM (and SIGINT) stop the real server with a last flush: an event tracked a moment before
+/// reaches the endpoint even though the flush interval is an hour and stdin stays open.
+#[test]
+fn sigterm_flushes_the_last_events() {
+    use std::process::{Command, Stdio};
+    for signal in ["TERM", "INT"] {
+        let endpoint = Endpoint::start();
+        let home = TempDir::new().unwrap();
+        let root = home.path().join("skills");
+        std::fs::create_dir_all(root.join("pdf")).unwrap();
+        std::fs::write(
+            root.join("pdf/SKILL.md"),
+            "---\nname: pdf\ndescription: Fill PDF forms\n---\nUse the form tool.\n",
+        )
+        .unwrap();
+        let config = home.path().join("config.yaml");
+        std::fs::write(
+            &config,
+            "analytics:\n  flush_interval_seconds: 3600\nrefresh:\n  watch: false\nsources:\n  default_roots: false\n",
+        )
+        .unwrap();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_skills-mcp"))
+            .arg("--config")
+            .arg(&config)
+            .arg("--root")
+            .arg(&root)
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env("ANALYTICS_ENDPOINT", &endpoint.url)
+            .env_remove("SKILLS_REPO")
+            .env_remove("SKILLS_DIR")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let mut stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
+        send(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "0"}}}),
+        );
+        send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        send(
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "report_usage", "arguments": {"skill_path": "pdf", "useful": true}}}),
+        );
+        let mut answered = false;
+        let mut line = String::new();
+        while stdout.read_line(&mut line).unwrap() > 0 {
+            let v: Value = serde_json::from_str(line.trim()).unwrap_or(Value::Null);
+            line.clear();
+            if v["id"] == 2 {
+                assert_eq!(v["result"]["structuredContent"]["recorded"], true, "{v}");
+                answered = true;
+                break;
+            }
+        }
+        assert!(answered);
+        assert!(endpoint.accepted().is_empty());
+        let killed = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while child.try_wait().unwrap().is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "SIG{signal} did not stop the server"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let events = endpoint.accepted_events();
+        assert_eq!(events.len(), 1, "SIG{signal}: {events:?}");
+        assert_eq!(events[0]["type"], "skill_feedback");
+        drop(stdin);
+    }
+}

@@ -776,3 +776,344 @@ fn source_configuration() {
             .starts_with("x-")
     );
 }
+
+/// A hierarchical-free Agent Skill with a distinctive description.
+fn agent_skill(name: &str, description: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n\n{description}\n")
+}
+
+/// The real binary on stdio, serving `SKILLS_REPO`, with analytics to `endpoint`.
+async fn start_server(
+    home: &Path,
+    repo_url: &str,
+    endpoint: &str,
+    interval_seconds: u64,
+) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    use rmcp::ServiceExt as _;
+    let config = home.join("config.yaml");
+    std::fs::write(
+        &config,
+        format!(
+            "refresh:\n  interval_seconds: {interval_seconds}\n  watch: false\nanalytics:\n  flush_interval_seconds: 1\nsources:\n  default_roots: false\n"
+        ),
+    )
+    .unwrap();
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_skills-mcp"));
+    cmd.arg("--config")
+        .arg(&config)
+        .current_dir(home)
+        .env("HOME", home)
+        .env("USER", "e2e")
+        .env("SKILLS_REPO", repo_url)
+        .env("ANALYTICS_ENDPOINT", endpoint)
+        .env_remove("SKILLS_DIR")
+        .env_remove("SKILLS_BRANCH")
+        .env_remove("GITHUB_TOKEN")
+        .env_remove("REFRESH_INTERVAL_MINUTES");
+    ().serve(rmcp::transport::TokioChildProcess::new(cmd).unwrap())
+        .await
+        .expect("the server starts")
+}
+
+async fn tool(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    name: &str,
+    args: serde_json::Value,
+) -> Result<serde_json::Value, String> {
+    let serde_json::Value::Object(args) = args else {
+        panic!("arguments must be an object")
+    };
+    let r = client
+        .call_tool(rmcp::model::CallToolRequestParams::new(name.to_string()).with_arguments(args))
+        .await
+        .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+    let text: String = r
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect();
+    if r.is_error == Some(true) {
+        return Err(text);
+    }
+    Ok(r.structured_content
+        .unwrap_or_else(|| serde_json::from_str(&text).unwrap()))
+}
+
+/// Issue 5, "Done when": a server started with `SKILLS_REPO=file:///...bare.git` serves its
+/// skills, picks up a pushed commit on `refresh_skills` and on its own timer, and every analytics
+/// event reaches a local endpoint that was down for part of the run (two runs of the binary: the
+/// events of the first wait in the buffer file while the endpoint is down).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn done_when_a_server_follows_its_repository_and_delivers_every_event() {
+    use crate::analytics::{Endpoint, Mode};
+    use serde_json::json;
+    let endpoint = Endpoint::start();
+    endpoint.set(Mode::Refuse);
+    let remote = Remote::new();
+    remote.commit(
+        &[
+            (
+                "skills/alpha/SKILL.md",
+                &agent_skill("alpha", "Launch rockets into orbit with the alpha launcher"),
+            ),
+            ("skills/alpha/reference.md", "# Launch checklist\n"),
+        ],
+        "alpha",
+    );
+    let home = TempDir::new().unwrap();
+
+    // Run 1: no periodic refresh to speak of; the endpoint is down throughout.
+    let client = start_server(home.path(), &remote.url(), &endpoint.url, 3600).await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "report_usage"));
+    let routed = tool(
+        &client,
+        "get_skill",
+        json!({"context": "launch rockets into orbit"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(routed["skill_path"], "alpha", "{routed}");
+    tool(&client, "get_skill", json!({"skill_path": "alpha"}))
+        .await
+        .unwrap();
+    let none = tool(
+        &client,
+        "get_skill",
+        json!({"context": "xylophone quartz zebra"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(none["no_match"], true, "{none}");
+    let asset = tool(
+        &client,
+        "get_asset",
+        json!({"skill_path": "alpha", "file": "reference.md"}),
+    )
+    .await
+    .unwrap();
+    assert!(asset["content"].as_str().unwrap().contains("checklist"));
+    let feedback = tool(
+        &client,
+        "report_usage",
+        json!({"skill_path": "alpha", "useful": true, "comment": "clear"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        feedback,
+        json!({"recorded": true, "message": "Feedback recorded for alpha"})
+    );
+    let unknown = tool(
+        &client,
+        "report_usage",
+        json!({"skill_path": "no/such/skill", "useful": false}),
+    )
+    .await
+    .unwrap_err();
+    assert!(unknown.contains("no/such/skill"), "{unknown}");
+
+    // A pushed commit, picked up by refresh_skills (git mode).
+    assert!(
+        tool(&client, "get_skill", json!({"skill_path": "beta"}))
+            .await
+            .is_err()
+    );
+    let pushed = remote.commit(
+        &[(
+            "skills/beta/SKILL.md",
+            &agent_skill("beta", "Brew beta coffee with a siphon"),
+        )],
+        "beta",
+    );
+    let refreshed = tool(&client, "refresh_skills", json!({})).await.unwrap();
+    assert_eq!(refreshed["success"], true, "{refreshed}");
+    assert_eq!(refreshed["mode"], "git");
+    assert_eq!(refreshed["commit_hash"], pushed.as_str());
+    assert_eq!(refreshed["files_changed"], 1);
+    assert_eq!(refreshed["skills_reindexed"], 2);
+    assert!(refreshed["last_sync"].as_str().unwrap().ends_with('Z'));
+    tool(&client, "get_skill", json!({"skill_path": "beta"}))
+        .await
+        .unwrap();
+    client.cancel().await.unwrap();
+    // Nothing reached the endpoint; everything waits on disk.
+    assert!(endpoint.accepted().is_empty());
+    let buffer = home.path().join(".skills-mcp/analytics-buffer.jsonl");
+    let waiting = std::fs::read_to_string(&buffer).unwrap().lines().count();
+    assert_eq!(waiting, 7, "events of run 1 in the buffer");
+
+    // Run 2: the cached checkout; the endpoint comes back mid-run; the timer follows the branch.
+    let client = start_server(home.path(), &remote.url(), &endpoint.url, 1).await;
+    tool(&client, "get_skill", json!({"skill_path": "beta"}))
+        .await
+        .unwrap();
+    endpoint.set(Mode::Up);
+    remote.commit(
+        &[(
+            "skills/gamma/SKILL.md",
+            &agent_skill("gamma", "Measure gamma radiation safely"),
+        )],
+        "gamma",
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let tree = tool(&client, "list_skills", json!({})).await.unwrap();
+        if tree.to_string().contains("gamma") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the timer never picked up gamma: {tree}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tool(&client, "get_skill", json!({"skill_path": "gamma"}))
+        .await
+        .unwrap();
+    client.cancel().await.unwrap();
+
+    // Every event of both runs arrived, each once.
+    let events = endpoint.wait_for_events(9, Duration::from_secs(10));
+    let mut by_type = std::collections::BTreeMap::new();
+    let mut ids = std::collections::HashSet::new();
+    for e in &events {
+        assert_eq!(e["server_id"], "dev-e2e");
+        assert!(
+            ids.insert(e["id"].as_str().unwrap().to_owned()),
+            "twice: {e}"
+        );
+        *by_type
+            .entry(e["type"].as_str().unwrap().to_owned())
+            .or_insert(0) += 1;
+    }
+    let expected: std::collections::BTreeMap<String, i32> = [
+        ("skill_served", 5),
+        ("no_match", 1),
+        ("asset_served", 1),
+        ("skill_feedback", 1),
+        ("refresh", 1),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v))
+    .collect();
+    assert_eq!(by_type, expected, "{events:#?}");
+    let refresh = events.iter().find(|e| e["type"] == "refresh").unwrap();
+    assert_eq!(refresh["data"]["mode"], "git");
+    assert_eq!(refresh["data"]["commit_hash"], pushed.as_str());
+    assert_eq!(std::fs::read_to_string(&buffer).unwrap(), "");
+}
+
+/// Through the real binary: a failed first clone over HTTP with `GITHUB_TOKEN` set is a clear
+/// error on stderr that never shows the token, the server still starts and serves its other root, and the token was sent to the remote as a header.
+#[test]
+fn the_binary_never_prints_the_token() {
+    const TOKEN: &str = "ghp_E2Efake_token_DO_NOT_PRINT_42";
+    let remote = Remote::new();
+    remote.commit(&[("skills/a/SKILL.md", &skill("a"))], "a");
+    let server = DumbHttp::serve(remote.tmp.path().to_path_buf());
+    server.fail.store(true, Ordering::SeqCst);
+    let home = TempDir::new().unwrap();
+    let local = home.path().join("local");
+    std::fs::create_dir_all(local.join("mine")).unwrap();
+    std::fs::write(local.join("mine/SKILL.md"), skill("mine")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_skills-mcp"))
+        .arg("--root")
+        .arg(&local)
+        .current_dir(home.path())
+        .env("HOME", home.path())
+        .env(
+            "SKILLS_REPO",
+            format!("http://127.0.0.1:{}/remote.git", server.port),
+        )
+        .env("GITHUB_TOKEN", TOKEN)
+        .env_remove("SKILLS_DIR")
+        .env_remove("ANALYTICS_ENDPOINT")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("could not clone"), "{stderr}");
+    assert!(stderr.contains("1 skills indexed"), "{stderr}");
+    let basic = base64::engine::general_purpose::STANDARD.encode(format!("x-access-token:{TOKEN}"));
+    assert!(
+        !stderr.contains(TOKEN) && !stderr.contains(&basic),
+        "{stderr}"
+    );
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(TOKEN));
+    assert!(
+        server
+            .auth
+            .lock()
+            .unwrap()
+            .contains(&format!("Basic {basic}"))
+    );
+    let mut files = Vec::new();
+    all_files(home.path(), &mut files);
+    for (path, bytes) in &files {
+        assert!(!contains(bytes, TOKEN), "token in {}", path.display());
+    }
+}
+
+/// The configuration names git roots before any I/O: `sources.repo` then `sources.repos`, after
+/// the standard roots and before `sources.roots` / `SKILLS_DIR` / `--root`; bad values are errors.
+#[test]
+fn configuration_resolves_git_roots() {
+    use skills_mcp::config::{LoadOptions, RootSource, load};
+    let tmp = TempDir::new().unwrap();
+    let flag = tmp.path().join("flag");
+    std::fs::create_dir_all(&flag).unwrap();
+    let file = tmp.path().join("c.yaml");
+    std::fs::write(
+        &file,
+        format!(
+            "sources:\n  default_roots: false\n  repos:\n    - url: https://example.invalid/b.git\n      subpath: docs\n      token_env: B_TOKEN\ngit:\n  content_dir: {}\nrefresh:\n  interval_seconds: 5\n",
+            tmp.path().join("content").display()
+        ),
+    )
+    .unwrap();
+    let opts = LoadOptions {
+        config_file: Some(file.clone()),
+        roots: vec![flag.clone()],
+        env: [
+            ("SKILLS_REPO".to_owned(), "file:///srv/a.git".to_owned()),
+            ("GITHUB_TOKEN".to_owned(), "tok".to_owned()),
+        ]
+        .into(),
+        cwd: tmp.path().to_path_buf(),
+        home: Some(tmp.path().to_path_buf()),
+        bundled: None,
+    };
+    let loaded = load(&opts).unwrap();
+    let sources: Vec<RootSource> = loaded.roots.iter().map(|r| r.source).collect();
+    assert_eq!(
+        sources,
+        [RootSource::Git, RootSource::Git, RootSource::Flag]
+    );
+    let git = loaded.config.sources.git_sources();
+    assert_eq!(git.len(), 2);
+    assert_eq!(git[1].token_env(), "B_TOKEN");
+    for (root, source) in loaded.roots.iter().zip(&git) {
+        assert_eq!(
+            root.path,
+            skills_mcp::git::root_path(&loaded.config.git, source)
+        );
+        assert!(root.path.starts_with(tmp.path().join("content")));
+    }
+    assert_eq!(loaded.config.refresh.interval(), Duration::from_secs(5));
+    assert_eq!(loaded.config.github_token.as_deref(), Some("tok"));
+
+    for bad in [
+        "sources:\n  repo: '--upload-pack=x'\n",
+        "sources:\n  repos:\n    - url: x\n      subpath: ../up\n",
+        "analytics:\n  max_buffer_events: 0\n",
+        "refresh:\n  interval_seconds: 0\n",
+    ] {
+        std::fs::write(&file, bad).unwrap();
+        let e = load(&LoadOptions {
+            env: Default::default(),
+            ..opts.clone()
+        });
+        assert!(e.is_err(), "{bad}");
+    }
+}

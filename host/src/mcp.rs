@@ -620,9 +620,11 @@ pub fn run_stdio(loaded: &Loaded, git: Option<Arc<crate::git::GitSync>>) -> Resu
         let _in_runtime = runtime.enter();
         crate::analytics::Analytics::start(loaded.config.analytics.clone())
     };
-    let mut services = Services::default();
-    services.analytics = analytics.clone();
-    services.git = git.clone();
+    let services = Services {
+        analytics: analytics.clone(),
+        git: git.clone(),
+        ..Services::default()
+    };
     let server = open_with(loaded, services)?;
     eprintln!(
         "skills-mcp: {} skills indexed; serving MCP on stdio",

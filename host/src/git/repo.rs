@@ -421,9 +421,7 @@ impl Repo {
                     )
                     .await?;
             }
-            self.fetch_into(&tmp)
-                .await
-                .map_err(|e| anyhow!("cloning {}: {e:#}", self.label))
+            self.fetch_into(&tmp).await
         }
         .await;
         if let Err(e) = result {
