@@ -491,12 +491,12 @@ impl Server {
     }
 }
 
-/// One start of the server: (tools/list time, first tools/call time, VmHWM kB).
-fn serve_once(
-    corpus: &Corpus,
-    home: &Path,
-    query: &str,
-) -> Result<(Duration, Option<Duration>, Option<u64>, Option<u64>), String> {
+/// What one start of the server measured: tools/list time, first tools/call time, VmHWM kB, and
+/// the engine's linear memory kB.
+type ServeRun = (Duration, Option<Duration>, Option<u64>, Option<u64>);
+
+/// One start of the server (see [`ServeRun`]).
+fn serve_once(corpus: &Corpus, home: &Path, query: &str) -> Result<ServeRun, String> {
     let timeout = Duration::from_secs(120);
     let t0 = Instant::now();
     let mut s = Server::spawn(&corpus.root, home).map_err(|e| format!("spawn: {e}"))?;
