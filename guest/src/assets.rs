@@ -158,6 +158,24 @@ fn items<'a>(
     }
 }
 
+/// The size of a declared file, or `None` with a warning when it is not in the resource folder.
+fn declared_size(
+    file: &str,
+    kind: &str,
+    ctx: &DeclContext<'_>,
+    notes: &mut Vec<Note>,
+) -> Option<u64> {
+    let size = (ctx.size_of)(file);
+    if size.is_none() {
+        notes.push(Note::new(
+            ctx.line,
+            Severity::Warning,
+            format!("declared {kind} `{file}` does not exist in the skill's resource folder"),
+        ));
+    }
+    size
+}
+
 /// Spec 7.1: the declared `assets` (a missing file gets `size: None` and a warning).
 pub fn declared_assets(
     value: Option<&Value>,
@@ -169,14 +187,7 @@ pub fn declared_assets(
         let Some((file, map)) = entry_file(item, "assets", i, ctx, notes) else {
             continue;
         };
-        let size = (ctx.size_of)(&file);
-        if size.is_none() {
-            notes.push(Note::new(
-                ctx.line,
-                Severity::Warning,
-                format!("declared asset `{file}` does not exist in the skill's resource folder"),
-            ));
-        }
+        let size = declared_size(&file, "asset", ctx, notes);
         let a = asset(
             &file,
             &text_field(map, "description").unwrap_or_default(),
@@ -199,14 +210,7 @@ pub fn declared_scripts(
         let Some((file, map)) = entry_file(item, "scripts", i, ctx, notes) else {
             continue;
         };
-        let size = (ctx.size_of)(&file);
-        if size.is_none() {
-            notes.push(Note::new(
-                ctx.line,
-                Severity::Warning,
-                format!("declared script `{file}` does not exist in the skill's resource folder"),
-            ));
-        }
+        let size = declared_size(&file, "script", ctx, notes);
         let execution = match text_field(map, "execution") {
             None => Execution::Claude,
             Some(e) => match e.trim().to_ascii_lowercase().as_str() {
