@@ -12,6 +12,9 @@
 //! eval_batch ROOT --index ...          search through the engine's own `Index` (listing,
 //!                                      add_root, add_files, finish) instead of SearchDocs
 //!                                      extracted here; combines with the modes above
+//! eval_batch ROOT --build-stats [N]    build the engine's `Index` N times (default 3) as the
+//!                                      host does (batches of 2 MiB / 256 files): median time,
+//!                                      peak and retained heap (a counting allocator)
 //! ```
 //!
 //! Skills are read from `ROOT` with `std::fs` (every `SKILL.md`, any case, symlinks not
@@ -29,6 +32,80 @@ use skills_engine::{frontmatter, keyword, route};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+
+/// The system allocator, counting live and peak bytes (for `--build-stats`).
+struct Counting;
+
+static LIVE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+static PEAK: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+#[allow(unsafe_code)]
+// SAFETY: every call is forwarded to `System` unchanged; only counters are updated.
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        use std::sync::atomic::Ordering::Relaxed;
+        let live = LIVE.fetch_add(layout.size(), Relaxed) + layout.size();
+        PEAK.fetch_max(live, Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        LIVE.fetch_sub(layout.size(), std::sync::atomic::Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// `--build-stats`: build the engine's index as the host does, `reps` times.
+fn build_stats(root: &Path, reps: usize) {
+    use std::sync::atomic::Ordering::Relaxed;
+    let mut entries = Vec::new();
+    listing(root, root, &mut entries);
+    let mut times = Vec::new();
+    let mut peak = 0;
+    let mut retained = 0;
+    let mut before_finish = 0;
+    for _ in 0..reps {
+        let t = Instant::now();
+        let base = LIVE.load(Relaxed);
+        PEAK.store(base, Relaxed);
+        let mut index = Index::new(EngineConfig::default());
+        let wanted = index.add_root("root", entries.clone());
+        let mut batch = Vec::new();
+        let mut bytes = 0;
+        for p in wanted {
+            let Ok(b) = std::fs::read(root.join(&p)) else {
+                continue;
+            };
+            bytes += b.len();
+            batch.push(FileData { path: p, bytes: b });
+            if bytes >= 2 * 1024 * 1024 || batch.len() >= 256 {
+                index.add_files(0, std::mem::take(&mut batch));
+                bytes = 0;
+            }
+        }
+        index.add_files(0, batch);
+        before_finish = LIVE.load(Relaxed) - base;
+        index.finish();
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+        peak = PEAK.load(Relaxed) - base;
+        retained = LIVE.load(Relaxed) - base;
+        std::hint::black_box(&index);
+    }
+    times.sort_by(f64::total_cmp);
+    println!(
+        "build: median {:.0} ms (min {:.0}) over {reps}; heap peak {:.1} MB, live before finish \
+         {:.1} MB, retained {:.1} MB",
+        times[times.len() / 2],
+        times[0],
+        peak as f64 / 1e6,
+        before_finish as f64 / 1e6,
+        retained as f64 / 1e6
+    );
+}
 
 /// Bytes of body handed to the ranker (it keeps `Params::body_bytes` of it).
 const BODY_READ_BYTES: usize = 64 * 1024;
@@ -405,6 +482,11 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let root = PathBuf::from(args.first().expect("usage: eval_batch ROOT [--mode]"));
     let flag = |f: &str| args.iter().position(|a| a == f);
+    if let Some(i) = flag("--build-stats") {
+        let reps = args.get(i + 1).and_then(|n| n.parse().ok()).unwrap_or(3);
+        build_stats(&root, reps);
+        return;
+    }
     let t0 = Instant::now();
     let docs = load(&root);
     let t_load = t0.elapsed();
