@@ -49,7 +49,7 @@
 use crate::model::{ExplainTerm, Explanation};
 use crate::text::{Analyzer, analyze};
 use std::cmp::Ordering;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 /// The searchable text of one skill, extracted at index time (bodies are not kept).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -138,22 +138,9 @@ impl Default for Params {
     }
 }
 
-/// One posting: a document and its term frequency in each field.
-#[derive(Debug, Clone)]
-struct Posting {
-    doc: u32,
-    tf: [u16; NUM_FIELDS],
-}
-
-/// The postings of one term, with the saturated BM25F frequency precomputed per document.
-#[derive(Debug, Clone, Default)]
-struct PostingList {
-    postings: Vec<Posting>,
-    /// `tf~ / (k1 + tf~)` per posting.
-    sat: Vec<f32>,
-    /// Whether the term occurs in a field that describes the skill ([`DESCRIBING_FIELDS`]).
-    describes: Vec<bool>,
-}
+/// Flag of a posting's document number: the term occurs in a field that describes the skill
+/// ([`DESCRIBING_FIELDS`]).
+const DESCRIBES: u32 = 1 << 31;
 
 /// Packing of matched word counts: `describing * DESCRIBING_WORD + others`.
 const DESCRIBING_WORD: u32 = 1 << 16;
@@ -195,44 +182,322 @@ struct Query {
 }
 
 /// The search structure over all documents.
+///
+/// Layout (a few flat arrays, so that the engine's memory holds about 10 bytes per posting):
+/// terms are numbered in sorted order; the postings of term `t` are
+/// `offsets[t]..offsets[t + 1]` of `docs` (document number, [`DESCRIBES`] flag) and `sat`
+/// (saturated BM25F frequency), by document; their per-field frequencies, needed only by
+/// `explain`, are packed in `tf_bytes` (see [`encode_tf`]) from `tf_offsets[t]`.
 #[derive(Debug, Default)]
 pub struct SearchIndex {
     params: Params,
     n_docs: usize,
-    vocab: HashMap<String, u32>,
-    /// Vocabulary sorted, for prefix ranges: (term, id).
-    sorted: Vec<(String, u32)>,
-    /// Term text by id.
-    term_text: Vec<String>,
+    /// The vocabulary, sorted, concatenated: term `t` ends at `term_ends[t]`.
+    terms: String,
+    term_ends: Vec<u32>,
     /// Typo candidates (terms of at least 2 documents) by byte length.
     typo_by_len: Vec<Vec<u32>>,
-    postings: Vec<PostingList>,
-    idf: Vec<f64>,
-    /// Per document, per field: `w_f / (1 - b_f + b_f * len / avg)`.
-    norm: Vec<[f64; NUM_FIELDS]>,
+    offsets: Vec<u32>,
+    docs: Vec<u32>,
+    /// `tf~ / (k1 + tf~)` per posting.
+    sat: Vec<f32>,
+    tf_offsets: Vec<u32>,
+    tf_bytes: Vec<u8>,
+    /// Per document, per field: number of words.
+    lens: Vec<[u32; NUM_FIELDS]>,
+    /// Mean field lengths (at least 1).
+    avg: [f64; NUM_FIELDS],
     priority: Vec<i32>,
     paths: Vec<String>,
 }
 
-/// The text of each field of `doc`, as indexed.
-fn field_texts(doc: &SearchDoc, body_bytes: usize) -> [String; NUM_FIELDS] {
+/// The pieces of the text of each field of `doc`, as indexed (the pieces of a field are
+/// analysed as if joined by whitespace).
+fn field_pieces(
+    doc: &SearchDoc,
+    body_bytes: usize,
+    mut f: impl FnMut(usize, &mut dyn Iterator<Item = &str>),
+) {
     let last = doc.skill_path.rsplit('/').next().unwrap_or("");
-    let mut name = doc.name.clone();
-    if !last.is_empty() && !last.eq_ignore_ascii_case(&doc.name) {
-        name.push(' ');
-        name.push_str(last);
+    let extra = (!last.is_empty() && !last.eq_ignore_ascii_case(&doc.name)).then_some(last);
+    f(0, &mut std::iter::once(doc.name.as_str()).chain(extra));
+    f(1, &mut doc.keywords.iter().map(String::as_str));
+    f(2, &mut std::iter::once(doc.description.as_str()));
+    f(3, &mut std::iter::once(doc.hints.as_str()));
+    f(4, &mut std::iter::once(doc.headings.as_str()));
+    f(
+        5,
+        &mut std::iter::once(truncate_utf8(&doc.body_prefix, body_bytes)),
+    );
+    let segs = doc.skill_path.split('/').count();
+    f(
+        6,
+        &mut doc.skill_path.split('/').take(segs.saturating_sub(1)),
+    );
+}
+
+/// Append `v` as a LEB128 varint.
+fn put_varint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
     }
-    let segs: Vec<&str> = doc.skill_path.split('/').collect();
-    let path = segs[..segs.len().saturating_sub(1)].join(" ");
-    [
-        name,
-        doc.keywords.join("\n"),
-        doc.description.clone(),
-        doc.hints.clone(),
-        doc.headings.clone(),
-        truncate_utf8(&doc.body_prefix, body_bytes).to_string(),
-        path,
-    ]
+    out.push(v as u8);
+}
+
+/// Read a LEB128 varint at `*pos`.
+fn get_varint(bytes: &[u8], pos: &mut usize) -> u32 {
+    let mut v = 0u32;
+    let mut shift = 0;
+    loop {
+        let b = bytes[*pos];
+        *pos += 1;
+        v |= u32::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+/// Per-field frequencies, packed: a byte with one bit per non-zero field, then each non-zero
+/// frequency as a varint.
+fn encode_tf(out: &mut Vec<u8>, tf: &[u16; NUM_FIELDS]) {
+    let mask = tf
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| **t != 0)
+        .fold(0u8, |m, (f, _)| m | 1 << f);
+    out.push(mask);
+    for &t in tf.iter().filter(|t| **t != 0) {
+        put_varint(out, u32::from(t));
+    }
+}
+
+/// The inverse of [`encode_tf`].
+fn decode_tf(bytes: &[u8], pos: &mut usize) -> [u16; NUM_FIELDS] {
+    let mask = bytes[*pos];
+    *pos += 1;
+    let mut tf = [0u16; NUM_FIELDS];
+    for (f, t) in tf.iter_mut().enumerate() {
+        if mask & (1 << f) != 0 {
+            *t = u16::try_from(get_varint(bytes, pos)).unwrap_or(u16::MAX);
+        }
+    }
+    tf
+}
+
+/// The analysed text of one document, waiting for [`Builder::build`]: its field lengths and
+/// its terms (numbered by the builder's analyser) with their per-field frequencies, packed
+/// (per term, by increasing number: the varint gap from the previous number, then
+/// [`encode_tf`]).
+#[derive(Debug, Clone, Default)]
+pub struct Analysed {
+    lens: [u32; NUM_FIELDS],
+    terms: Box<[u8]>,
+}
+
+impl Analysed {
+    /// Every (term, per-field frequencies).
+    fn for_each(&self, mut f: impl FnMut(u32, [u16; NUM_FIELDS])) {
+        let (mut pos, mut id) = (0, 0u32);
+        while pos < self.terms.len() {
+            id += get_varint(&self.terms, &mut pos);
+            f(id, decode_tf(&self.terms, &mut pos));
+        }
+    }
+
+    /// Bytes held.
+    pub fn heap_bytes(&self) -> usize {
+        self.terms.len()
+    }
+}
+
+/// Builds a [`SearchIndex`]: [`Builder::analyse`] each document as it arrives (only the
+/// compact [`Analysed`] form needs to be kept, not its text), then [`Builder::build`] with the
+/// documents in their final order.
+#[derive(Debug, Default)]
+pub struct Builder {
+    params: Params,
+    analyzer: Analyzer,
+    /// Per term: its index in `entries` while a document is analysed (`u32::MAX`: absent).
+    slot: Vec<u32>,
+    entries: Vec<(u32, [u16; NUM_FIELDS])>,
+    scratch: Vec<u8>,
+}
+
+impl Builder {
+    pub fn new(params: Params) -> Self {
+        Self {
+            params,
+            ..Self::default()
+        }
+    }
+
+    /// Analyse one document.
+    pub fn analyse(&mut self, doc: &SearchDoc) -> Analysed {
+        let mut lens = [0u32; NUM_FIELDS];
+        let Self {
+            params,
+            analyzer,
+            slot,
+            entries,
+            scratch,
+        } = self;
+        field_pieces(doc, params.body_bytes, |f, pieces| {
+            analyzer.run_pieces(pieces, |term, _, _, joined| {
+                if !joined {
+                    lens[f] += 1;
+                }
+                let t = term as usize;
+                if t >= slot.len() {
+                    slot.resize(t + 1, u32::MAX);
+                }
+                if slot[t] == u32::MAX {
+                    slot[t] = entries.len() as u32;
+                    entries.push((term, [0; NUM_FIELDS]));
+                }
+                let e = &mut entries[slot[t] as usize].1[f];
+                *e = e.saturating_add(1);
+            });
+        });
+        entries.sort_unstable_by_key(|e| e.0);
+        scratch.clear();
+        let mut prev = 0;
+        for (term, tf) in entries.drain(..) {
+            slot[term as usize] = u32::MAX;
+            put_varint(scratch, term - prev);
+            prev = term;
+            encode_tf(scratch, &tf);
+        }
+        Analysed {
+            lens,
+            terms: Box::from(scratch.as_slice()),
+        }
+    }
+
+    /// The index over `docs` (document `i` is `docs[i]`, with skill path `paths[i]` and
+    /// priority `priority[i]`). Terms no document has are left out.
+    pub fn build(self, docs: Vec<Analysed>, paths: Vec<String>, priority: Vec<i32>) -> SearchIndex {
+        let Self {
+            params, analyzer, ..
+        } = self;
+        let n_docs = docs.len();
+        let n_terms = analyzer.terms_len();
+        // Pass 1: document frequencies and packed frequency bytes per term.
+        let mut df = vec![0u32; n_terms];
+        let mut tf_len = vec![0u32; n_terms];
+        let mut packed = Vec::new();
+        for d in &docs {
+            d.for_each(|t, tf| {
+                df[t as usize] += 1;
+                packed.clear();
+                encode_tf(&mut packed, &tf);
+                tf_len[t as usize] += packed.len() as u32;
+            });
+        }
+        // The vocabulary in sorted order.
+        let mut order: Vec<u32> = (0..n_terms as u32)
+            .filter(|&t| df[t as usize] > 0)
+            .collect();
+        order.sort_unstable_by(|&a, &b| analyzer.term(a).cmp(analyzer.term(b)));
+        let mut remap = vec![u32::MAX; n_terms];
+        let mut terms = String::with_capacity(order.iter().map(|&t| analyzer.term(t).len()).sum());
+        let mut term_ends = Vec::with_capacity(order.len());
+        let mut typo_by_len: Vec<Vec<u32>> = Vec::new();
+        let mut offsets = Vec::with_capacity(order.len() + 1);
+        let mut tf_offsets = Vec::with_capacity(order.len() + 1);
+        let (mut at, mut tf_at) = (0u32, 0u32);
+        for (new, &old) in order.iter().enumerate() {
+            let new = new as u32;
+            remap[old as usize] = new;
+            let text = analyzer.term(old);
+            terms.push_str(text);
+            term_ends.push(terms.len() as u32);
+            if df[old as usize] >= 2 {
+                if typo_by_len.len() <= text.len() {
+                    typo_by_len.resize(text.len() + 1, Vec::new());
+                }
+                typo_by_len[text.len()].push(new);
+            }
+            offsets.push(at);
+            tf_offsets.push(tf_at);
+            at += df[old as usize];
+            tf_at += tf_len[old as usize];
+        }
+        offsets.push(at);
+        tf_offsets.push(tf_at);
+        drop((analyzer, df, tf_len, order));
+        // Field length normalisation.
+        let mut avg = [0.0; NUM_FIELDS];
+        for d in &docs {
+            for (a, x) in avg.iter_mut().zip(&d.lens) {
+                *a += f64::from(*x);
+            }
+        }
+        for a in &mut avg {
+            *a = if n_docs == 0 {
+                1.0
+            } else {
+                (*a / n_docs as f64).max(1.0)
+            };
+        }
+        // Pass 2: postings, document by document (so each list is sorted by document).
+        let mut cursor: Vec<u32> = offsets[..offsets.len() - 1].to_vec();
+        let mut tf_cursor: Vec<u32> = tf_offsets[..tf_offsets.len() - 1].to_vec();
+        let mut post_docs = vec![0u32; at as usize];
+        let mut sat = vec![0f32; at as usize];
+        let mut tf_bytes = vec![0u8; tf_at as usize];
+        let mut lens = Vec::with_capacity(n_docs);
+        for (d, doc) in docs.into_iter().enumerate() {
+            let norm = field_norm(&params, &doc.lens, &avg);
+            doc.for_each(|old, tf| {
+                let t = remap[old as usize] as usize;
+                let i = cursor[t] as usize;
+                cursor[t] += 1;
+                let describes = tf.iter().zip(DESCRIBING_FIELDS).any(|(&t, m)| m && t > 0);
+                post_docs[i] = d as u32 | if describes { DESCRIBES } else { 0 };
+                let ptf = pseudo_tf(&norm, &tf);
+                sat[i] = (ptf / (params.k1 + ptf)) as f32;
+                packed.clear();
+                encode_tf(&mut packed, &tf);
+                let at = tf_cursor[t] as usize;
+                tf_bytes[at..at + packed.len()].copy_from_slice(&packed);
+                tf_cursor[t] += packed.len() as u32;
+            });
+            lens.push(doc.lens);
+        }
+        SearchIndex {
+            params,
+            n_docs,
+            terms,
+            term_ends,
+            typo_by_len,
+            offsets,
+            docs: post_docs,
+            sat,
+            tf_offsets,
+            tf_bytes,
+            lens,
+            avg,
+            priority,
+            paths,
+        }
+    }
+}
+
+/// Per field: `w_f / (1 - b_f + b_f * len_f / avglen_f)`.
+fn field_norm(
+    params: &Params,
+    lens: &[u32; NUM_FIELDS],
+    avg: &[f64; NUM_FIELDS],
+) -> [f64; NUM_FIELDS] {
+    let mut n = [0.0; NUM_FIELDS];
+    for f in 0..NUM_FIELDS {
+        let b = params.b[f];
+        n[f] = params.weight[f] / (1.0 - b + b * f64::from(lens[f]) / avg[f]);
+    }
+    n
 }
 
 /// The longest prefix of `s` of at most `max` bytes ending on a character boundary.
@@ -254,11 +519,10 @@ pub fn idf_of(n_docs: usize, df: usize) -> f64 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
-/// tf~ of a posting, given the per-document field norms.
-fn pseudo_tf(norm: &[[f64; NUM_FIELDS]], posting: &Posting) -> f64 {
-    norm[posting.doc as usize]
-        .iter()
-        .zip(&posting.tf)
+/// tf~ of a posting, given its document's field norms.
+fn pseudo_tf(norm: &[f64; NUM_FIELDS], tf: &[u16; NUM_FIELDS]) -> f64 {
+    norm.iter()
+        .zip(tf)
         .filter(|(_, tf)| **tf != 0)
         .map(|(n, tf)| f64::from(*tf) * n)
         .sum()
@@ -304,114 +568,116 @@ impl SearchIndex {
 
     /// Build with explicit parameters (for evaluation and tests).
     pub fn build_with(docs: &[SearchDoc], params: Params) -> Self {
-        let n_docs = docs.len();
-        let mut vocab: HashMap<String, u32> = HashMap::new();
-        let mut lists: Vec<Vec<Posting>> = Vec::new();
-        let mut lens: Vec<[f64; NUM_FIELDS]> = Vec::with_capacity(n_docs);
-        let mut analyzer = Analyzer::new();
-        let mut tfs: HashMap<u32, [u16; NUM_FIELDS]> = HashMap::new();
-        for (d, doc) in docs.iter().enumerate() {
-            let texts = field_texts(doc, params.body_bytes);
-            tfs.clear();
-            let mut len = [0.0; NUM_FIELDS];
-            for (f, text) in texts.iter().enumerate() {
-                analyzer.run(text, |term, _, _, joined| {
-                    if !joined {
-                        len[f] += 1.0;
-                    }
-                    let id = match vocab.get(term) {
-                        Some(&id) => id,
-                        None => {
-                            let id = vocab.len() as u32;
-                            vocab.insert(term.to_string(), id);
-                            lists.push(Vec::new());
-                            id
-                        }
-                    };
-                    let e = tfs.entry(id).or_insert([0; NUM_FIELDS]);
-                    e[f] = e[f].saturating_add(1);
-                });
-            }
-            let mut ids: Vec<(u32, [u16; NUM_FIELDS])> =
-                tfs.iter().map(|(&i, &t)| (i, t)).collect();
-            ids.sort_unstable_by_key(|x| x.0);
-            for (id, tf) in ids {
-                lists[id as usize].push(Posting { doc: d as u32, tf });
-            }
-            lens.push(len);
-        }
-        let mut avg = [0.0; NUM_FIELDS];
-        for l in &lens {
-            for (a, x) in avg.iter_mut().zip(l) {
-                *a += x;
+        let mut builder = Builder::new(params);
+        let analysed = docs.iter().map(|d| builder.analyse(d)).collect();
+        builder.build(
+            analysed,
+            docs.iter().map(|d| d.skill_path.clone()).collect(),
+            docs.iter().map(|d| d.priority).collect(),
+        )
+    }
+
+    /// Take the index apart into its documents' [`Analysed`] forms, numbered by `builder`
+    /// (to build again with more documents).
+    pub fn into_analysed(self, builder: &mut Builder) -> Vec<Analysed> {
+        let mut per_doc: Vec<Vec<(u32, [u16; NUM_FIELDS])>> = vec![Vec::new(); self.n_docs];
+        for t in 0..self.term_ends.len() {
+            let id = builder.analyzer.intern_term(self.term(t as u32));
+            let mut pos = self.tf_offsets[t] as usize;
+            for &d in &self.docs[self.offsets[t] as usize..self.offsets[t + 1] as usize] {
+                let tf = decode_tf(&self.tf_bytes, &mut pos);
+                per_doc[(d & !DESCRIBES) as usize].push((id, tf));
             }
         }
-        for a in &mut avg {
-            *a = if n_docs == 0 {
-                1.0
-            } else {
-                (*a / n_docs as f64).max(1.0)
-            };
-        }
-        let norm: Vec<[f64; NUM_FIELDS]> = lens
-            .iter()
-            .map(|l| {
-                let mut n = [0.0; NUM_FIELDS];
-                for f in 0..NUM_FIELDS {
-                    let b = params.b[f];
-                    n[f] = params.weight[f] / (1.0 - b + b * l[f] / avg[f]);
-                }
-                n
-            })
-            .collect();
-        let idf = lists.iter().map(|p| idf_of(n_docs, p.len())).collect();
-        let postings: Vec<PostingList> = lists
+        per_doc
             .into_iter()
-            .map(|list| {
-                let sat = list
-                    .iter()
-                    .map(|p| {
-                        let tf = pseudo_tf(&norm, p);
-                        (tf / (params.k1 + tf)) as f32
-                    })
-                    .collect();
-                let describes = list
-                    .iter()
-                    .map(|p| p.tf.iter().zip(DESCRIBING_FIELDS).any(|(&t, m)| m && t > 0))
-                    .collect();
-                PostingList {
-                    postings: list,
-                    sat,
-                    describes,
+            .zip(self.lens)
+            .map(|(mut entries, lens)| {
+                entries.sort_unstable_by_key(|e| e.0);
+                let mut out = Vec::new();
+                let mut prev = 0;
+                for (term, tf) in entries {
+                    put_varint(&mut out, term - prev);
+                    prev = term;
+                    encode_tf(&mut out, &tf);
+                }
+                Analysed {
+                    lens,
+                    terms: out.into_boxed_slice(),
                 }
             })
-            .collect();
-        let mut sorted: Vec<(String, u32)> = vocab.iter().map(|(t, &i)| (t.clone(), i)).collect();
-        sorted.sort_unstable();
-        let mut term_text = vec![String::new(); vocab.len()];
-        let mut typo_by_len: Vec<Vec<u32>> = Vec::new();
-        for (t, i) in &sorted {
-            term_text[*i as usize] = t.clone();
-            if postings[*i as usize].postings.len() >= 2 {
-                if typo_by_len.len() <= t.len() {
-                    typo_by_len.resize(t.len() + 1, Vec::new());
-                }
-                typo_by_len[t.len()].push(*i);
+            .collect()
+    }
+
+    /// Text of term `t`.
+    fn term(&self, t: u32) -> &str {
+        let i = t as usize;
+        let start = if i == 0 {
+            0
+        } else {
+            self.term_ends[i - 1] as usize
+        };
+        &self.terms[start..self.term_ends[i] as usize]
+    }
+
+    /// Number of term `text`, if indexed.
+    fn term_id(&self, text: &str) -> Option<u32> {
+        let n = self.term_ends.len() as u32;
+        let mut lo = 0u32;
+        let mut hi = n;
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.term(mid).cmp(text) {
+                Ordering::Less => lo = mid + 1,
+                Ordering::Greater => hi = mid,
+                Ordering::Equal => return Some(mid),
             }
         }
-        Self {
-            params,
-            n_docs,
-            vocab,
-            sorted,
-            term_text,
-            typo_by_len,
-            postings,
-            idf,
-            norm,
-            priority: docs.iter().map(|d| d.priority).collect(),
-            paths: docs.iter().map(|d| d.skill_path.clone()).collect(),
+        None
+    }
+
+    /// The first term not less than `text`.
+    fn term_lower_bound(&self, text: &str) -> u32 {
+        let mut lo = 0u32;
+        let mut hi = self.term_ends.len() as u32;
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.term(mid) < text {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
         }
+        lo
+    }
+
+    /// Postings range of term `t`.
+    fn range(&self, t: u32) -> std::ops::Range<usize> {
+        self.offsets[t as usize] as usize..self.offsets[t as usize + 1] as usize
+    }
+
+    /// Position of `doc` in term `t`'s postings.
+    fn find_posting(&self, t: u32, doc: usize) -> Option<usize> {
+        let r = self.range(t);
+        let start = r.start;
+        self.docs[r]
+            .binary_search_by_key(&(doc as u32), |d| d & !DESCRIBES)
+            .ok()
+            .map(|i| start + i)
+    }
+
+    /// Per-field frequencies of posting `i` of term `t`.
+    fn posting_tf(&self, t: u32, i: usize) -> [u16; NUM_FIELDS] {
+        let mut pos = self.tf_offsets[t as usize] as usize;
+        for _ in self.offsets[t as usize] as usize..i {
+            decode_tf(&self.tf_bytes, &mut pos);
+        }
+        decode_tf(&self.tf_bytes, &mut pos)
+    }
+
+    /// idf of term `t`.
+    fn idf(&self, t: u32) -> f64 {
+        idf_of(self.n_docs, self.range(t).len())
     }
 
     pub fn params(&self) -> &Params {
@@ -428,7 +694,7 @@ impl SearchIndex {
 
     /// Number of distinct terms indexed.
     pub fn vocabulary_len(&self) -> usize {
-        self.vocab.len()
+        self.term_ends.len()
     }
 
     /// idf of a term unknown to the catalogue.
@@ -446,7 +712,7 @@ impl SearchIndex {
                 continue;
             }
             let mut alts = Vec::new();
-            let known = self.vocab.get(&t.term).copied();
+            let known = self.term_id(&t.term);
             if let Some(id) = known {
                 alts.push(Alt {
                     term: id,
@@ -457,16 +723,14 @@ impl SearchIndex {
             let n = t.term.chars().count();
             if n >= p.prefix_min_len && p.prefix_factor > 0.0 {
                 // vocabulary terms the request term is a prefix of
-                let start = self
-                    .sorted
-                    .partition_point(|(s, _)| s.as_str() < t.term.as_str());
-                for (s, id) in &self.sorted[start..] {
-                    if !s.starts_with(t.term.as_str()) {
+                let start = self.term_lower_bound(&t.term);
+                for id in start..self.term_ends.len() as u32 {
+                    if !self.term(id).starts_with(t.term.as_str()) {
                         break;
                     }
-                    if Some(*id) != known {
+                    if Some(id) != known {
                         alts.push(Alt {
-                            term: *id,
+                            term: id,
                             factor: p.prefix_factor,
                             kind: "prefix",
                         });
@@ -474,7 +738,7 @@ impl SearchIndex {
                 }
                 // vocabulary terms that are a prefix of the request term
                 for (cut, _) in t.term.char_indices().skip(p.prefix_min_len) {
-                    if let Some(&id) = self.vocab.get(&t.term[..cut]) {
+                    if let Some(id) = self.term_id(&t.term[..cut]) {
                         alts.push(Alt {
                             term: id,
                             factor: p.prefix_factor,
@@ -487,7 +751,7 @@ impl SearchIndex {
                 let l = t.term.len();
                 for len in l.saturating_sub(2)..=l + 2 {
                     for &id in self.typo_by_len.get(len).map_or(&[][..], |v| v.as_slice()) {
-                        if within_one_edit(&self.term_text[id as usize], &t.term) {
+                        if within_one_edit(self.term(id), &t.term) {
                             alts.push(Alt {
                                 term: id,
                                 factor: p.typo_factor,
@@ -500,7 +764,7 @@ impl SearchIndex {
             slots.push(Slot {
                 surface: t.surface,
                 weight: if t.joined { p.joined_weight } else { 1.0 },
-                idf: known.map_or_else(|| self.unseen_idf(), |id| self.idf[id as usize]),
+                idf: known.map_or_else(|| self.unseen_idf(), |id| self.idf(id)),
                 word: !t.joined,
                 known: known.is_some(),
                 alts,
@@ -520,7 +784,7 @@ impl SearchIndex {
     /// The idf an alternative scores with: its own, but never more than the request term's
     /// (a prefix or typo expansion to a rare word must not outweigh the word itself).
     fn alt_idf(&self, slot: &Slot, alt: &Alt) -> f64 {
-        self.idf[alt.term as usize].min(slot.idf)
+        self.idf(alt.term).min(slot.idf)
     }
 
     /// Raw scores (before normalisation) and matched word counts of every document.
@@ -533,19 +797,17 @@ impl SearchIndex {
         for slot in &q.slots {
             for alt in &slot.alts {
                 let idf = alt.factor * self.alt_idf(slot, alt);
-                let list = &self.postings[alt.term as usize];
-                for ((posting, &sat), &m) in
-                    list.postings.iter().zip(&list.sat).zip(&list.describes)
-                {
+                let r = self.range(alt.term);
+                for (&doc, &sat) in self.docs[r.clone()].iter().zip(&self.sat[r]) {
                     let c = idf * f64::from(sat);
-                    let d = posting.doc as usize;
+                    let d = (doc & !DESCRIBES) as usize;
                     if best[d] == 0.0 {
-                        touched.push(posting.doc);
+                        touched.push(d as u32);
                     }
                     if c > best[d] {
                         best[d] = c;
                     }
-                    describes[d] |= m;
+                    describes[d] |= doc & DESCRIBES != 0;
                 }
             }
             for &d in &touched {
@@ -582,10 +844,7 @@ impl SearchIndex {
 
     /// Whether `doc` holds vocabulary term `term`.
     fn has_term(&self, term: u32, doc: usize) -> bool {
-        self.postings[term as usize]
-            .postings
-            .binary_search_by_key(&(doc as u32), |p| p.doc)
-            .is_ok()
+        self.find_posting(term, doc).is_some()
     }
 
     /// Best first, scores normalised to 0..=1, at most `limit`.
@@ -656,38 +915,34 @@ impl SearchIndex {
         let mut words = 0u32;
         let mut lines: Vec<(usize, String, f64)> = Vec::new();
         for slot in &q.slots {
-            let mut best: Option<(f64, &Alt, &Posting)> = None;
+            let mut best: Option<(f64, &Alt, usize)> = None;
             for alt in &slot.alts {
-                let list = &self.postings[alt.term as usize];
-                if let Ok(i) = list.postings.binary_search_by_key(&(doc as u32), |p| p.doc) {
-                    let c = alt.factor * self.alt_idf(slot, alt) * f64::from(list.sat[i]);
+                if let Some(i) = self.find_posting(alt.term, doc) {
+                    let c = alt.factor * self.alt_idf(slot, alt) * f64::from(self.sat[i]);
                     if best.as_ref().is_none_or(|(b, _, _)| c > *b) {
-                        best = Some((c, alt, &list.postings[i]));
+                        best = Some((c, alt, i));
                     }
                 }
             }
-            let Some((c, alt, p)) = best else { continue };
+            let Some((c, alt, i)) = best else { continue };
+            let p_tf = self.posting_tf(alt.term, i);
             let c = c * slot.weight;
             raw += c;
             let describing = slot.alts.iter().any(|a| {
-                let list = &self.postings[a.term as usize];
-                list.postings
-                    .binary_search_by_key(&(doc as u32), |p| p.doc)
-                    .is_ok_and(|i| list.describes[i])
+                self.find_posting(a.term, doc)
+                    .is_some_and(|i| self.docs[i] & DESCRIBES != 0)
             });
             if slot.word {
                 words += if describing { DESCRIBING_WORD } else { 1 };
             }
-            let tf = pseudo_tf(&self.norm, p);
+            let norm = field_norm(&self.params, &self.lens[doc], &self.avg);
+            let tf = pseudo_tf(&norm, &p_tf);
             let label = if alt.kind == "exact" {
                 slot.surface.clone()
             } else {
-                format!(
-                    "{} ~{} ({})",
-                    slot.surface, self.term_text[alt.term as usize], alt.kind
-                )
+                format!("{} ~{} ({})", slot.surface, self.term(alt.term), alt.kind)
             };
-            for (f, (&t, n)) in p.tf.iter().zip(&self.norm[doc]).enumerate() {
+            for (f, (&t, n)) in p_tf.iter().zip(&norm).enumerate() {
                 if t != 0 && tf > 0.0 {
                     lines.push((f, label.clone(), c * f64::from(t) * n / tf));
                 }

@@ -6,10 +6,11 @@
 //! - [`analyze`]: the ranker's analyser (identifier splitting, compounds, Snowball stemming),
 //!   used by [`crate::rank`] on both the catalogue and the query.
 
+use hashbrown::{HashTable, hash_table};
 use rust_stemmers::{Algorithm, Stemmer};
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
-use std::rc::Rc;
+use std::collections::HashSet;
+use std::hash::Hasher;
 use std::sync::OnceLock;
 
 /// English stop words (a classic IR list: articles, pronouns, auxiliaries, prepositions,
@@ -316,11 +317,15 @@ pub fn split_identifiers(text: &str) -> Vec<Vec<String>> {
 fn split_chunk(chunk: &str, buf: &mut String, ranges: &mut Vec<(usize, usize)>) {
     buf.clear();
     ranges.clear();
+    if chunk.is_ascii() {
+        split_ascii_chunk(chunk.as_bytes(), buf, ranges);
+        return;
+    }
     for piece in chunk.split(|c: char| !c.is_alphanumeric()) {
         if piece.is_empty() {
             continue;
         }
-        for part in split_camel(piece) {
+        split_camel(piece, |part| {
             let start = buf.len();
             if part.is_ascii() {
                 buf.extend(part.bytes().map(|b| b.to_ascii_lowercase() as char));
@@ -328,32 +333,67 @@ fn split_chunk(chunk: &str, buf: &mut String, ranges: &mut Vec<(usize, usize)>) 
                 buf.push_str(&part.to_lowercase());
             }
             ranges.push((start, buf.len()));
+        });
+    }
+}
+
+/// [`split_chunk`] of an ASCII chunk, byte by byte (on ASCII, `char::is_alphanumeric`,
+/// `is_lowercase` and `is_uppercase` are their `is_ascii_*` forms, so the rules are the same).
+fn split_ascii_chunk(b: &[u8], buf: &mut String, ranges: &mut Vec<(usize, usize)>) {
+    let mut push = |part: &[u8]| {
+        let start = buf.len();
+        buf.extend(part.iter().map(|c| c.to_ascii_lowercase() as char));
+        ranges.push((start, buf.len()));
+    };
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_alphanumeric() {
+            i += 1;
+            continue;
         }
+        let start = i;
+        let mut end = i + 1;
+        while end < b.len() && b[end].is_ascii_alphanumeric() {
+            end += 1;
+        }
+        let mut part = start;
+        for pos in start + 1..end {
+            let (p, c) = (b[pos - 1], b[pos]);
+            let boundary = (p.is_ascii_lowercase() && c.is_ascii_uppercase())
+                || (p.is_ascii_uppercase()
+                    && c.is_ascii_uppercase()
+                    && pos + 1 < end
+                    && b[pos + 1].is_ascii_lowercase());
+            if boundary {
+                push(&b[part..pos]);
+                part = pos;
+            }
+        }
+        push(&b[part..end]);
+        i = end;
     }
 }
 
 /// Split a run of letters/digits at lower->upper case changes and at the end of an acronym
-/// (`XMLHttpRequest` -> `XML`, `Http`, `Request`). Digits stay with their neighbours (`k8s`,
-/// `fp16`, `s3`).
-fn split_camel(piece: &str) -> impl Iterator<Item = &str> {
+/// (`XMLHttpRequest` -> `XML`, `Http`, `Request`), calling `part` for each. Digits stay with
+/// their neighbours (`k8s`, `fp16`, `s3`).
+fn split_camel(piece: &str, mut part: impl FnMut(&str)) {
     let mut start = 0;
     let mut prev: Option<char> = None;
     let mut it = piece.char_indices().peekable();
-    let mut cuts = Vec::new();
     while let Some((pos, c)) = it.next() {
         if let Some(p) = prev {
             let next = it.peek().map(|x| x.1);
             let boundary = (p.is_lowercase() && c.is_uppercase())
                 || (p.is_uppercase() && c.is_uppercase() && next.is_some_and(char::is_lowercase));
             if boundary {
-                cuts.push(&piece[start..pos]);
+                part(&piece[start..pos]);
                 start = pos;
             }
         }
         prev = Some(c);
     }
-    cuts.push(&piece[start..]);
-    cuts.into_iter()
+    part(&piece[start..]);
 }
 
 /// English Snowball stem of a lowercase word (words with digits, and very short words, are kept
@@ -384,19 +424,98 @@ pub struct Term {
 /// A phrase (its stemmed words) and its abbreviation.
 type Phrase = (&'static [&'static str], &'static str);
 
-/// Phrases of [`crate::synonyms::PHRASES`] by their last word.
-fn phrases_by_last() -> &'static HashMap<&'static str, Vec<Phrase>> {
-    static MAP: OnceLock<HashMap<&'static str, Vec<Phrase>>> = OnceLock::new();
-    MAP.get_or_init(|| {
-        let mut m: HashMap<&'static str, Vec<Phrase>> = HashMap::new();
+/// Phrases of [`crate::synonyms::PHRASES`] grouped by their last word.
+fn phrase_groups() -> &'static [(&'static str, Vec<Phrase>)] {
+    static GROUPS: OnceLock<Vec<(&'static str, Vec<Phrase>)>> = OnceLock::new();
+    GROUPS.get_or_init(|| {
+        let mut groups: Vec<(&'static str, Vec<Phrase>)> = Vec::new();
         for (words, abbr) in crate::synonyms::PHRASES {
             if let Some(last) = words.last() {
-                m.entry(*last).or_default().push((*words, *abbr));
+                match groups.iter_mut().find(|(l, _)| l == last) {
+                    Some((_, g)) => g.push((*words, *abbr)),
+                    None => groups.push((*last, vec![(*words, *abbr)])),
+                }
             }
         }
-        m
+        groups
     })
 }
+
+/// The hash of a string in [`Interner`] tables.
+fn hash_str(s: &str) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(s.as_bytes());
+    h.finish()
+}
+
+/// Distinct strings numbered in order of first appearance, stored once (one buffer, end
+/// offsets, a hash table of ids).
+#[derive(Default, Clone)]
+pub struct Interner {
+    text: String,
+    ends: Vec<u32>,
+    table: HashTable<u32>,
+}
+
+impl std::fmt::Debug for Interner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Interner")
+            .field("len", &self.len())
+            .field("bytes", &self.text.len())
+            .finish()
+    }
+}
+
+/// String `id` of an interner's buffer and end offsets.
+fn slice<'a>(text: &'a str, ends: &[u32], id: u32) -> &'a str {
+    let i = id as usize;
+    let start = if i == 0 { 0 } else { ends[i - 1] as usize };
+    &text[start..ends[i] as usize]
+}
+
+impl Interner {
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// String number `id`.
+    pub fn get(&self, id: u32) -> &str {
+        slice(&self.text, &self.ends, id)
+    }
+
+    /// The number of `s`, if interned.
+    pub fn find(&self, s: &str) -> Option<u32> {
+        self.table
+            .find(hash_str(s), |&id| self.get(id) == s)
+            .copied()
+    }
+
+    /// The number of `s`, and whether it is new.
+    pub fn intern(&mut self, s: &str) -> (u32, bool) {
+        let Self { text, ends, table } = self;
+        match table.entry(
+            hash_str(s),
+            |&id| slice(text, ends, id) == s,
+            |&id| hash_str(slice(text, ends, id)),
+        ) {
+            hash_table::Entry::Occupied(e) => (*e.get(), false),
+            hash_table::Entry::Vacant(v) => {
+                let id = u32::try_from(ends.len()).expect("fewer than 2^32 strings");
+                text.push_str(s);
+                ends.push(u32::try_from(text.len()).expect("less than 4 GiB of text"));
+                v.insert(id);
+                (id, true)
+            }
+        }
+    }
+}
+
+/// No term (a dropped word) / no phrase group.
+const NONE: u32 = u32::MAX;
 
 /// The ranker's analyser: identifier splitting, compounds, abbreviations, stop words, stemming.
 ///
@@ -410,16 +529,24 @@ fn phrases_by_last() -> &'static HashMap<&'static str, Vec<Phrase>> {
 ///   (`pull requests` -> `pr`), marked `joined` like compound joins;
 /// - every word is stemmed ([`stem`]).
 ///
-/// An `Analyzer` memoises word decisions, so analysing a whole catalogue stems each distinct
-/// word once. Duplicates are kept (term frequencies matter to the ranker).
+/// Terms are numbered (in order of first appearance, [`Analyzer::term`] gives their text), and
+/// the analyser memoises each distinct lowercase word's term number, so analysing a whole
+/// catalogue stems each distinct word once and costs one hash lookup per word. Duplicates are
+/// kept (term frequencies matter to the ranker).
 #[derive(Debug, Default)]
 pub struct Analyzer {
-    /// lowercase word -> its term (`None`: dropped).
-    memo: HashMap<String, Option<Rc<str>>>,
+    /// Lowercase words seen.
+    words: Interner,
+    /// Per word: its term (`NONE`: dropped).
+    word_term: Vec<u32>,
+    /// Terms.
+    terms: Interner,
+    /// Per term: the index of its group in [`phrase_groups`] (`NONE`: ends no phrase).
+    term_phrases: Vec<u32>,
     buf: String,
     ranges: Vec<(usize, usize)>,
-    recent: Vec<Rc<str>>,
-    joined: String,
+    /// The last (at most 4) word terms of the current text.
+    recent: Vec<u32>,
 }
 
 impl Analyzer {
@@ -427,27 +554,58 @@ impl Analyzer {
         Self::default()
     }
 
-    fn word_term(&mut self, word: &str) -> Option<Rc<str>> {
-        if let Some(t) = self.memo.get(word) {
-            return t.clone();
+    /// Number of distinct terms produced so far.
+    pub fn terms_len(&self) -> usize {
+        self.terms.len()
+    }
+
+    /// The text of term `id`.
+    pub fn term(&self, id: u32) -> &str {
+        self.terms.get(id)
+    }
+
+    /// The number of term `term` (added if new).
+    pub fn intern_term(&mut self, term: &str) -> u32 {
+        let (id, new) = self.terms.intern(term);
+        if new {
+            let group = phrase_groups().iter().position(|(last, _)| *last == term);
+            self.term_phrases
+                .push(group.map_or(NONE, |g| u32::try_from(g).unwrap_or(NONE)));
         }
-        let term = if word.chars().all(|c| c.is_ascii_digit()) || is_rank_stop_word(word) {
-            None
+        id
+    }
+
+    fn word_term(&mut self, word: &str) -> u32 {
+        if let Some(w) = self.words.find(word) {
+            return self.word_term[w as usize];
+        }
+        let term = if word.bytes().all(|b| b.is_ascii_digit()) || is_rank_stop_word(word) {
+            NONE
         } else {
             let canon = crate::synonyms::canonical(word).unwrap_or(word);
-            Some(Rc::from(stem(canon).as_ref()))
+            self.intern_term(&stem(canon))
         };
-        self.memo.insert(word.to_string(), term.clone());
+        self.words.intern(word);
+        self.word_term.push(term);
         term
     }
 
     /// Analyse `text`, calling `emit(term, surface, position, joined)` for every term.
-    pub fn run(&mut self, text: &str, mut emit: impl FnMut(&str, &str, u32, bool)) {
+    pub fn run(&mut self, text: &str, emit: impl FnMut(u32, &str, u32, bool)) {
+        self.run_pieces([text], emit);
+    }
+
+    /// [`Analyzer::run`] over the pieces joined by whitespace (without joining them).
+    pub fn run_pieces<'a>(
+        &mut self,
+        pieces: impl IntoIterator<Item = &'a str>,
+        mut emit: impl FnMut(u32, &str, u32, bool),
+    ) {
         let mut position = 0u32;
         self.recent.clear();
         let mut buf = std::mem::take(&mut self.buf);
         let mut ranges = std::mem::take(&mut self.ranges);
-        for chunk in text.split_whitespace() {
+        for chunk in pieces.into_iter().flat_map(str::split_whitespace) {
             split_chunk(chunk, &mut buf, &mut ranges);
             if ranges.is_empty() {
                 continue;
@@ -455,18 +613,21 @@ impl Analyzer {
             let first_pos = position;
             for &(a, b) in &ranges {
                 let part = &buf[a..b];
-                if let Some(term) = self.word_term(part) {
-                    emit(&term, part, position, false);
-                    if let Some(candidates) = phrases_by_last().get(term.as_ref()) {
-                        for (words, abbr) in candidates {
+                let term = self.word_term(part);
+                if term != NONE {
+                    emit(term, part, position, false);
+                    let group = self.term_phrases[term as usize];
+                    if group != NONE {
+                        for (words, abbr) in &phrase_groups()[group as usize].1 {
                             let n = words.len() - 1;
                             if self.recent.len() >= n
                                 && self.recent[self.recent.len() - n..]
                                     .iter()
                                     .zip(words.iter())
-                                    .all(|(x, y)| x.as_ref() == *y)
+                                    .all(|(&x, y)| self.terms.get(x) == *y)
                             {
-                                emit(abbr, abbr, position, true);
+                                let id = self.intern_term(abbr);
+                                emit(id, abbr, position, true);
                             }
                         }
                     }
@@ -478,16 +639,13 @@ impl Analyzer {
                 position += 1;
             }
             if (2..=3).contains(&ranges.len()) {
-                let (a, b) = (ranges[0].0, ranges[ranges.len() - 1].1);
                 // parts are contiguous in `buf`
-                self.joined.clear();
-                self.joined.push_str(&buf[a..b]);
-                if self.joined.chars().count() <= 24 {
-                    let joined = std::mem::take(&mut self.joined);
-                    if let Some(term) = self.word_term(&joined) {
-                        emit(&term, &joined, first_pos, true);
+                let joined = &buf[ranges[0].0..ranges[ranges.len() - 1].1];
+                if joined.chars().count() <= 24 {
+                    let term = self.word_term(joined);
+                    if term != NONE {
+                        emit(term, joined, first_pos, true);
                     }
-                    self.joined = joined;
                 }
             }
         }
@@ -498,16 +656,19 @@ impl Analyzer {
 
 /// [`Analyzer::run`] collected into a list (one-off use).
 pub fn analyze(text: &str) -> Vec<Term> {
+    let mut analyzer = Analyzer::new();
     let mut out = Vec::new();
-    Analyzer::new().run(text, |term, surface, position, joined| {
-        out.push(Term {
-            term: term.to_string(),
-            surface: surface.to_string(),
+    analyzer.run(text, |term, surface, position, joined| {
+        out.push((term, surface.to_string(), position, joined));
+    });
+    out.into_iter()
+        .map(|(term, surface, position, joined)| Term {
+            term: analyzer.term(term).to_string(),
+            surface,
             position,
             joined,
-        });
-    });
-    out
+        })
+        .collect()
 }
 
 #[cfg(test)]
