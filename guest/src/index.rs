@@ -4,10 +4,13 @@
 //! says which files to read) and `add_files`, then `finish`. Bodies are not kept; queries
 //! that need them read through a [`Files`] implementation.
 //!
-//! What is kept per skill: its [`SearchDoc`] (name, description, keywords, routing hints,
-//! headings and a bounded body prefix, for ranking), its verbatim frontmatter as JSON, and its
-//! own assets and scripts (resolved against the listing at `add_files` time). Per root: a
-//! compact listing ([`discover::Listing`]) for sizes, folder existence and manifests.
+//! What is kept per skill: its [`SearchDoc`] (path, name, description, keywords, priority), its
+//! verbatim frontmatter as JSON, and its own assets and scripts (resolved against the listing
+//! at `add_files` time). The searchable text (those fields plus routing hints, headings and a
+//! bounded body prefix) is analysed by [`rank::Builder`] as each file arrives and only its
+//! compact [`rank::Analysed`] form waits for `finish`, which builds the search structures from
+//! it. Per root: a compact listing ([`discover::Listing`]) for sizes, folder existence and
+//! manifests.
 //!
 //! Decisions the spec leaves open, made here:
 //! - **Which `.md` files are skills** ([`crate::discover`]): every `SKILL.md` folder (Agent
@@ -49,7 +52,7 @@ use crate::frontmatter::{self, Block, Note, Split};
 use crate::keyword;
 use crate::model::*;
 use crate::paths;
-use crate::rank::{BODY_PREFIX_BYTES, SearchDoc, SearchIndex};
+use crate::rank::{self, Analysed, BODY_PREFIX_BYTES, Params, SearchDoc, SearchIndex};
 use crate::resolve::{self, Section};
 use crate::route;
 
@@ -127,8 +130,10 @@ pub struct Index {
     roots: Vec<RootData>,
     /// Files `add_root` asked for and `add_files` has not delivered yet.
     pending: HashMap<(u32, String), Role>,
-    /// Parsed skills, before `finish`.
-    parsed: Vec<(SearchDoc, Meta)>,
+    /// Parsed skills, before `finish`, with their analysed search text.
+    parsed: Vec<(SearchDoc, Meta, Analysed)>,
+    /// Analyses search text as files arrive (until `finish`).
+    builder: Option<rank::Builder>,
     /// Every examined file, by (root, path).
     reports: BTreeMap<(u32, String), Report>,
     /// Finished skills, sorted by skill path; `docs[i]` and `metas[i]` are one skill.
@@ -146,6 +151,7 @@ impl Index {
             roots: Vec::new(),
             pending: HashMap::new(),
             parsed: Vec::new(),
+            builder: None,
             reports: BTreeMap::new(),
             docs: Vec::new(),
             metas: Vec::new(),
@@ -198,9 +204,17 @@ impl Index {
             let parsed = self.parse_file(root, &f.path, &role, &f.bytes, &mut notes);
             let report = self.report(root, &f.path);
             report.notes.extend(notes);
-            if let Some((doc, meta)) = parsed {
+            if let Some((mut doc, meta)) = parsed {
                 report.skill_path = Some(doc.skill_path.clone());
-                self.parsed.push((doc, meta));
+                let analysed = self
+                    .builder
+                    .get_or_insert_with(|| rank::Builder::new(Params::default()))
+                    .analyse(&doc);
+                // Analysed: the text only ranking reads is not kept.
+                doc.hints = String::new();
+                doc.headings = String::new();
+                doc.body_prefix = String::new();
+                self.parsed.push((doc, meta, analysed));
             }
         }
         self.finished = false;
@@ -526,21 +540,35 @@ impl Index {
                 "add-root asked for this file but its bytes were never supplied; skipped",
             ));
         }
+        // Skills of an earlier `finish` are analysed already: their forms come back out of the
+        // search index.
+        let mut builder = self
+            .builder
+            .take()
+            .unwrap_or_else(|| rank::Builder::new(Params::default()));
+        let earlier = self
+            .search_index
+            .take()
+            .map(|s| s.into_analysed(&mut builder))
+            .unwrap_or_default();
         let mut all = std::mem::take(&mut self.parsed);
+        debug_assert_eq!(earlier.len(), self.docs.len());
         all.extend(
             std::mem::take(&mut self.docs)
                 .into_iter()
-                .zip(std::mem::take(&mut self.metas)),
+                .zip(std::mem::take(&mut self.metas))
+                .zip(earlier)
+                .map(|((d, m), a)| (d, m, a)),
         );
         // Spec 4.1: a hierarchical file inside the resource folder of a (kept) hierarchical
         // skill of the same root is one of its resources, not a skill. Shallowest first, so
         // that a folder's owner is decided before the files inside it.
-        all.sort_by(|(_, a), (_, b)| {
+        all.sort_by(|(_, a, _), (_, b, _)| {
             (a.root, paths::depth(&a.file), &a.file).cmp(&(b.root, paths::depth(&b.file), &b.file))
         });
         let mut resource_dirs: HashSet<(u32, String)> = HashSet::new();
         let mut kept = Vec::with_capacity(all.len());
-        for (doc, meta) in all {
+        for (doc, meta, analysed) in all {
             if meta.shape == SkillShape::Hierarchical {
                 let owner = paths::ancestors(&meta.file)
                     .find(|a| {
@@ -563,12 +591,12 @@ impl Index {
                     resource_dirs.insert((meta.root, dir.clone()));
                 }
             }
-            kept.push((doc, meta));
+            kept.push((doc, meta, analysed));
         }
         let mut all = kept;
         // Shadowing: per skill path, the latest root wins; within a root, an Agent Skills
         // folder wins, then the first file in byte order.
-        all.sort_by(|(da, ma), (db, mb)| {
+        all.sort_by(|(da, ma, _), (db, mb, _)| {
             da.skill_path
                 .cmp(&db.skill_path)
                 .then(mb.root.cmp(&ma.root))
@@ -579,7 +607,8 @@ impl Index {
         });
         let mut docs: Vec<SearchDoc> = Vec::with_capacity(all.len());
         let mut metas: Vec<Meta> = Vec::with_capacity(all.len());
-        for (doc, meta) in all {
+        let mut analysed: Vec<Analysed> = Vec::with_capacity(all.len());
+        for (doc, meta, a) in all {
             if let Some(winner) = docs.last().filter(|w| w.skill_path == doc.skill_path) {
                 let w = metas.last().expect("parallel vectors");
                 let (wroot, wfile, p) = (w.root, w.file.clone(), winner.skill_path.clone());
@@ -612,6 +641,7 @@ impl Index {
             }
             docs.push(doc);
             metas.push(meta);
+            analysed.push(a);
         }
         // Parents (spec 4.4, missing intermediates walked over).
         for i in 0..docs.len() {
@@ -649,7 +679,11 @@ impl Index {
                 ));
             }
         }
-        self.search_index = Some(SearchIndex::build(&docs));
+        self.search_index = Some(builder.build(
+            analysed,
+            docs.iter().map(|d| d.skill_path.clone()).collect(),
+            docs.iter().map(|d| d.priority).collect(),
+        ));
         self.docs = docs;
         self.metas = metas;
         self.finished = true;

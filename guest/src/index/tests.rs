@@ -916,10 +916,27 @@ fn search_doc_extracts_what_ranking_needs() {
     let content = format!(
         "---\nname: demo\ndescription: Demo skill\nwhen_to_use: When demoing\ntags: [a, b]\nargument-hint: <file>\nmetadata:\n  category: tools\nlicense: MIT\n---\n{body}"
     );
-    let idx = Mem::default()
-        .root("r", &[("demo/SKILL.md", &content)])
-        .index();
-    let d = &idx.docs[0];
+    let mut idx = Index::new(EngineConfig::default());
+    idx.add_root(
+        "r",
+        vec![Entry {
+            path: "demo/SKILL.md".into(),
+            kind: EntryKind::File,
+            size: content.len() as u64,
+        }],
+    );
+    let role = Role::Agent {
+        folder: "demo".into(),
+    };
+    let (d, _) = idx
+        .parse_file(
+            0,
+            "demo/SKILL.md",
+            &role,
+            content.as_bytes(),
+            &mut Vec::new(),
+        )
+        .expect("a skill");
     assert_eq!(d.hints, "When demoing\na, b\n<file>\ntools");
     assert_eq!(d.headings, "Title\nUsage");
     assert_eq!(d.body_prefix.len(), BODY_PREFIX_BYTES);
@@ -1039,4 +1056,73 @@ fn spec_4_1_markdown_in_a_resource_folder_is_a_resource() {
     let m = idx.manifest("guide").unwrap();
     let rel: Vec<&str> = m.iter().map(|f| f.relative.as_str()).collect();
     assert_eq!(rel, vec!["guide.md", "deep/more.md", "extra.md"]);
+}
+
+#[test]
+fn finishing_again_after_a_new_root_ranks_as_one_build() {
+    let a: &[(&str, &str)] = &[
+        (
+            "pg/SKILL.md",
+            "---\nname: pg\ndescription: PostgreSQL schema migrations without downtime\n---\n# Migrations\nBackfill columns, lock-free index creation.\n",
+        ),
+        (
+            "k8s/SKILL.md",
+            "---\nname: k8s\ndescription: Kubernetes network policies\ntags: [cluster, pull requests]\n---\n# Policies\nDefault deny.\n",
+        ),
+    ];
+    let b: &[(&str, &str)] = &[
+        (
+            "pg/SKILL.md",
+            "---\nname: pg\ndescription: Postgres replication and failover\n---\n# Replication\nStreaming replicas.\n",
+        ),
+        (
+            "pdf/SKILL.md",
+            "---\nname: pdf\ndescription: Extract tables from PDF documents\n---\n# PDF\nUse pdfplumber.\n",
+        ),
+    ];
+    let mem = Mem::default().root("a", a).root("b", b);
+    let once = mem.index();
+    // The same roots, with a `finish` between them.
+    let mut twice = Index::new(EngineConfig::default());
+    for (root, (name, files)) in mem.roots.iter().enumerate() {
+        let listing = files
+            .iter()
+            .map(|(p, c)| Entry {
+                path: p.clone(),
+                kind: EntryKind::File,
+                size: c.len() as u64,
+            })
+            .collect();
+        let wanted = twice.add_root(name, listing);
+        let data = wanted
+            .iter()
+            .map(|p| FileData {
+                path: p.clone(),
+                bytes: files.iter().find(|(q, _)| q == p).unwrap().1.clone(),
+            })
+            .collect();
+        twice.add_files(root as u32, data);
+        twice.finish();
+    }
+    assert_eq!(once.len(), 3);
+    for q in [
+        "postgres migrations",
+        "postgres replication",
+        "kubernetes pull request",
+        "pdf tables",
+        "lock-free backfill",
+        "clustr",
+    ] {
+        let (x, y) = (once.search(q, 10).unwrap(), twice.search(q, 10).unwrap());
+        assert_eq!(x, y, "{q}");
+        for hit in &x {
+            assert_eq!(
+                once.explain(q, &hit.skill_path).unwrap(),
+                twice.explain(q, &hit.skill_path).unwrap(),
+                "{q}"
+            );
+        }
+    }
+    // The shadowed skill's words are gone from the vocabulary.
+    assert!(twice.search("downtime", 10).unwrap().is_empty());
 }
