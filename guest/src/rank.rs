@@ -274,6 +274,40 @@ fn encode_tf(out: &mut Vec<u8>, tf: &[u16; NUM_FIELDS]) {
     }
 }
 
+/// Bytes [`encode_tf`] writes for `tf`.
+fn encoded_tf_len(tf: &[u16; NUM_FIELDS]) -> u32 {
+    1 + tf
+        .iter()
+        .map(|&t| match t {
+            0 => 0,
+            1..0x80 => 1,
+            0x80..0x4000 => 2,
+            _ => 3,
+        })
+        .sum::<u32>()
+}
+
+/// [`encode_tf`] into `out` at `*at` (room reserved).
+fn write_tf(out: &mut [u8], at: &mut usize, tf: &[u16; NUM_FIELDS]) {
+    let mut mask = 0u8;
+    let mut pos = *at + 1;
+    for (f, &t) in tf.iter().enumerate() {
+        if t != 0 {
+            mask |= 1 << f;
+            let mut v = u32::from(t);
+            while v >= 0x80 {
+                out[pos] = (v as u8) | 0x80;
+                pos += 1;
+                v >>= 7;
+            }
+            out[pos] = v as u8;
+            pos += 1;
+        }
+    }
+    out[*at] = mask;
+    *at = pos;
+}
+
 /// The inverse of [`encode_tf`].
 fn decode_tf(bytes: &[u8], pos: &mut usize) -> [u16; NUM_FIELDS] {
     let mask = bytes[*pos];
@@ -320,9 +354,11 @@ impl Analysed {
 pub struct Builder {
     params: Params,
     analyzer: Analyzer,
-    /// Per term: its index in `entries` while a document is analysed (`u32::MAX`: absent).
+    /// Per term: its index in `tfs` while a document is analysed (`u32::MAX`: absent).
     slot: Vec<u32>,
-    entries: Vec<(u32, [u16; NUM_FIELDS])>,
+    /// The document's terms, in order of appearance, and their per-field frequencies.
+    ids: Vec<u32>,
+    tfs: Vec<[u16; NUM_FIELDS]>,
     scratch: Vec<u8>,
 }
 
@@ -341,7 +377,8 @@ impl Builder {
             params,
             analyzer,
             slot,
-            entries,
+            ids,
+            tfs,
             scratch,
         } = self;
         field_pieces(doc, params.body_bytes, |f, pieces| {
@@ -354,22 +391,25 @@ impl Builder {
                     slot.resize(t + 1, u32::MAX);
                 }
                 if slot[t] == u32::MAX {
-                    slot[t] = entries.len() as u32;
-                    entries.push((term, [0; NUM_FIELDS]));
+                    slot[t] = tfs.len() as u32;
+                    ids.push(term);
+                    tfs.push([0; NUM_FIELDS]);
                 }
-                let e = &mut entries[slot[t] as usize].1[f];
+                let e = &mut tfs[slot[t] as usize][f];
                 *e = e.saturating_add(1);
             });
         });
-        entries.sort_unstable_by_key(|e| e.0);
+        ids.sort_unstable();
         scratch.clear();
         let mut prev = 0;
-        for (term, tf) in entries.drain(..) {
-            slot[term as usize] = u32::MAX;
+        for &term in ids.iter() {
+            let s = std::mem::replace(&mut slot[term as usize], u32::MAX);
             put_varint(scratch, term - prev);
             prev = term;
-            encode_tf(scratch, &tf);
+            encode_tf(scratch, &tfs[s as usize]);
         }
+        ids.clear();
+        tfs.clear();
         Analysed {
             lens,
             terms: Box::from(scratch.as_slice()),
@@ -387,13 +427,10 @@ impl Builder {
         // Pass 1: document frequencies and packed frequency bytes per term.
         let mut df = vec![0u32; n_terms];
         let mut tf_len = vec![0u32; n_terms];
-        let mut packed = Vec::new();
         for d in &docs {
             d.for_each(|t, tf| {
                 df[t as usize] += 1;
-                packed.clear();
-                encode_tf(&mut packed, &tf);
-                tf_len[t as usize] += packed.len() as u32;
+                tf_len[t as usize] += encoded_tf_len(&tf);
             });
         }
         // The vocabulary in sorted order.
@@ -459,11 +496,9 @@ impl Builder {
                 post_docs[i] = d as u32 | if describes { DESCRIBES } else { 0 };
                 let ptf = pseudo_tf(&norm, &tf);
                 sat[i] = (ptf / (params.k1 + ptf)) as f32;
-                packed.clear();
-                encode_tf(&mut packed, &tf);
-                let at = tf_cursor[t] as usize;
-                tf_bytes[at..at + packed.len()].copy_from_slice(&packed);
-                tf_cursor[t] += packed.len() as u32;
+                let mut at = tf_cursor[t] as usize;
+                write_tf(&mut tf_bytes, &mut at, &tf);
+                tf_cursor[t] = at as u32;
             });
             lens.push(doc.lens);
         }
@@ -1272,6 +1307,60 @@ mod tests {
         assert!(!within_one_edit("kubernetes", "kubrenetez"));
         assert!(!within_one_edit("abc", "abcde"));
         assert!(within_one_edit("café", "cafe"));
+    }
+
+    #[test]
+    fn packed_frequencies_round_trip() {
+        let cases = [
+            [0; NUM_FIELDS],
+            [1, 0, 0, 0, 0, 0, 0],
+            [0, 0, 0, 0, 0, 0, 1],
+            [127, 128, 300, 16_383, 16_384, 40_000, u16::MAX],
+        ];
+        for tf in cases {
+            let mut v = Vec::new();
+            encode_tf(&mut v, &tf);
+            assert_eq!(v.len() as u32, encoded_tf_len(&tf));
+            let mut w = vec![0u8; v.len()];
+            let mut at = 0;
+            write_tf(&mut w, &mut at, &tf);
+            assert_eq!((at, &w), (v.len(), &v));
+            let mut pos = 0;
+            assert_eq!(decode_tf(&v, &mut pos), tf);
+            assert_eq!(pos, v.len());
+        }
+        for n in [0u32, 1, 127, 128, 300, 1 << 21, u32::MAX] {
+            let mut v = Vec::new();
+            put_varint(&mut v, n);
+            let mut pos = 0;
+            assert_eq!(get_varint(&v, &mut pos), n);
+        }
+    }
+
+    #[test]
+    fn analysed_forms_survive_taking_an_index_apart() {
+        let docs = corpus();
+        let a = SearchIndex::build(&docs);
+        let mut builder = Builder::new(Params::default());
+        let again = a.into_analysed(&mut builder);
+        let b = builder.build(
+            again,
+            docs.iter().map(|d| d.skill_path.clone()).collect(),
+            docs.iter().map(|d| d.priority).collect(),
+        );
+        let a = SearchIndex::build(&docs);
+        for q in [
+            "postgres",
+            "review pull requests",
+            "k8s deny",
+            "componentry",
+        ] {
+            assert_eq!(a.search(q, 10), b.search(q, 10));
+            for d in 0..docs.len() {
+                assert_eq!(a.explain(q, d), b.explain(q, d));
+            }
+        }
+        assert_eq!(a.vocabulary_len(), b.vocabulary_len());
     }
 
     #[test]

@@ -318,7 +318,7 @@ fn split_chunk(chunk: &str, buf: &mut String, ranges: &mut Vec<(usize, usize)>) 
     buf.clear();
     ranges.clear();
     if chunk.is_ascii() {
-        split_ascii_chunk(chunk.as_bytes(), buf, ranges);
+        split_ascii_chunk(chunk, buf, ranges);
         return;
     }
     for piece in chunk.split(|c: char| !c.is_alphanumeric()) {
@@ -339,10 +339,12 @@ fn split_chunk(chunk: &str, buf: &mut String, ranges: &mut Vec<(usize, usize)>) 
 
 /// [`split_chunk`] of an ASCII chunk, byte by byte (on ASCII, `char::is_alphanumeric`,
 /// `is_lowercase` and `is_uppercase` are their `is_ascii_*` forms, so the rules are the same).
-fn split_ascii_chunk(b: &[u8], buf: &mut String, ranges: &mut Vec<(usize, usize)>) {
-    let mut push = |part: &[u8]| {
+fn split_ascii_chunk(chunk: &str, buf: &mut String, ranges: &mut Vec<(usize, usize)>) {
+    let b = chunk.as_bytes();
+    let mut push = |from: usize, to: usize| {
         let start = buf.len();
-        buf.extend(part.iter().map(|c| c.to_ascii_lowercase() as char));
+        buf.push_str(&chunk[from..to]);
+        buf[start..].make_ascii_lowercase();
         ranges.push((start, buf.len()));
     };
     let mut i = 0;
@@ -365,11 +367,11 @@ fn split_ascii_chunk(b: &[u8], buf: &mut String, ranges: &mut Vec<(usize, usize)
                     && pos + 1 < end
                     && b[pos + 1].is_ascii_lowercase());
             if boundary {
-                push(&b[part..pos]);
+                push(part, pos);
                 part = pos;
             }
         }
-        push(&b[part..end]);
+        push(part, end);
         i = end;
     }
 }
@@ -467,6 +469,7 @@ impl std::fmt::Debug for Interner {
 }
 
 /// String `id` of an interner's buffer and end offsets.
+#[inline]
 fn slice<'a>(text: &'a str, ends: &[u32], id: u32) -> &'a str {
     let i = id as usize;
     let start = if i == 0 { 0 } else { ends[i - 1] as usize };
@@ -483,6 +486,7 @@ impl Interner {
     }
 
     /// String number `id`.
+    #[inline]
     pub fn get(&self, id: u32) -> &str {
         slice(&self.text, &self.ends, id)
     }
@@ -547,6 +551,7 @@ pub struct Analyzer {
     ranges: Vec<(usize, usize)>,
     /// The last (at most 4) word terms of the current text.
     recent: Vec<u32>,
+    joined: String,
 }
 
 impl Analyzer {
@@ -605,52 +610,191 @@ impl Analyzer {
         self.recent.clear();
         let mut buf = std::mem::take(&mut self.buf);
         let mut ranges = std::mem::take(&mut self.ranges);
-        for chunk in pieces.into_iter().flat_map(str::split_whitespace) {
-            split_chunk(chunk, &mut buf, &mut ranges);
-            if ranges.is_empty() {
-                continue;
-            }
-            let first_pos = position;
-            for &(a, b) in &ranges {
-                let part = &buf[a..b];
-                let term = self.word_term(part);
-                if term != NONE {
-                    emit(term, part, position, false);
-                    let group = self.term_phrases[term as usize];
-                    if group != NONE {
-                        for (words, abbr) in &phrase_groups()[group as usize].1 {
-                            let n = words.len() - 1;
-                            if self.recent.len() >= n
-                                && self.recent[self.recent.len() - n..]
-                                    .iter()
-                                    .zip(words.iter())
-                                    .all(|(&x, y)| self.terms.get(x) == *y)
-                            {
-                                let id = self.intern_term(abbr);
-                                emit(id, abbr, position, true);
-                            }
-                        }
+        let mut joined = std::mem::take(&mut self.joined);
+        for piece in pieces {
+            for_each_chunk(piece, |chunk, classes| {
+                let src = if classes & HIGH == 0 {
+                    // ASCII: parts are found on the chunk; lowercase it only if needed.
+                    ascii_parts(chunk.as_bytes(), classes, &mut ranges);
+                    if classes & UPPER == 0 {
+                        chunk
+                    } else {
+                        buf.clear();
+                        buf.push_str(chunk);
+                        buf.make_ascii_lowercase();
+                        buf.as_str()
                     }
-                    if self.recent.len() >= 4 {
-                        self.recent.remove(0);
-                    }
-                    self.recent.push(term);
-                }
-                position += 1;
-            }
-            if (2..=3).contains(&ranges.len()) {
-                // parts are contiguous in `buf`
-                let joined = &buf[ranges[0].0..ranges[ranges.len() - 1].1];
-                if joined.chars().count() <= 24 {
-                    let term = self.word_term(joined);
-                    if term != NONE {
-                        emit(term, joined, first_pos, true);
-                    }
-                }
-            }
+                } else {
+                    split_chunk(chunk, &mut buf, &mut ranges);
+                    buf.as_str()
+                };
+                self.chunk(src, &ranges, &mut joined, &mut position, &mut emit);
+            });
         }
         self.buf = buf;
         self.ranges = ranges;
+        self.joined = joined;
+    }
+
+    /// The terms of one chunk: its parts (`ranges` of `src`, lowercase), then the join of
+    /// its parts when there are 2 or 3.
+    fn chunk(
+        &mut self,
+        src: &str,
+        ranges: &[(usize, usize)],
+        joined: &mut String,
+        position: &mut u32,
+        emit: &mut impl FnMut(u32, &str, u32, bool),
+    ) {
+        if ranges.is_empty() {
+            return;
+        }
+        let first_pos = *position;
+        for &(a, b) in ranges {
+            let part = &src[a..b];
+            let term = self.word_term(part);
+            if term != NONE {
+                emit(term, part, *position, false);
+                let group = self.term_phrases[term as usize];
+                if group != NONE {
+                    for (words, abbr) in &phrase_groups()[group as usize].1 {
+                        let n = words.len() - 1;
+                        if self.recent.len() >= n
+                            && self.recent[self.recent.len() - n..]
+                                .iter()
+                                .zip(words.iter())
+                                .all(|(&x, y)| self.terms.get(x) == *y)
+                        {
+                            let id = self.intern_term(abbr);
+                            emit(id, abbr, *position, true);
+                        }
+                    }
+                }
+                if self.recent.len() >= 4 {
+                    self.recent.remove(0);
+                }
+                self.recent.push(term);
+            }
+            *position += 1;
+        }
+        if (2..=3).contains(&ranges.len()) {
+            joined.clear();
+            for &(a, b) in ranges {
+                joined.push_str(&src[a..b]);
+            }
+            if joined.chars().count() <= 24 {
+                let term = self.word_term(joined);
+                if term != NONE {
+                    emit(term, joined, first_pos, true);
+                }
+            }
+        }
+    }
+}
+
+/// Byte classes of [`CLASSES`].
+const ALNUM: u8 = 1;
+const UPPER: u8 = 2;
+const LOWER: u8 = 4;
+const SPACE: u8 = 8;
+/// Not ASCII.
+const HIGH: u8 = 16;
+
+/// The class bits of each byte (ASCII letters, digits and whitespace as `char` sees them).
+static CLASSES: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = if b >= 0x80 {
+            HIGH
+        } else if b.is_ascii_uppercase() {
+            ALNUM | UPPER
+        } else if b.is_ascii_lowercase() {
+            ALNUM | LOWER
+        } else if b.is_ascii_digit() {
+            ALNUM
+        } else if matches!(b, 9..=13 | 32) {
+            // `char::is_whitespace` on ASCII (vertical tab included)
+            SPACE
+        } else {
+            0
+        };
+        i += 1;
+    }
+    t
+};
+
+/// `text.split_whitespace()`, calling `f(chunk, classes)` with the union of the chunk's byte
+/// classes (its whitespace is found byte by byte; non-ASCII characters are decoded).
+fn for_each_chunk<'a>(text: &'a str, mut f: impl FnMut(&'a str, u8)) {
+    let b = text.as_bytes();
+    let mut i = 0;
+    let mut start = 0;
+    let mut classes = 0u8;
+    let mut in_chunk = false;
+    while i < b.len() {
+        let c = CLASSES[b[i] as usize];
+        let (space, len) = if c & HIGH == 0 {
+            (c & SPACE != 0, 1)
+        } else {
+            let ch = text[i..].chars().next().unwrap_or(' ');
+            (ch.is_whitespace(), ch.len_utf8())
+        };
+        if space {
+            if in_chunk {
+                f(&text[start..i], classes);
+                in_chunk = false;
+            }
+        } else {
+            if !in_chunk {
+                in_chunk = true;
+                start = i;
+                classes = 0;
+            }
+            classes |= c;
+        }
+        i += len;
+    }
+    if in_chunk {
+        f(&text[start..], classes);
+    }
+}
+
+/// The parts of an ASCII chunk (as [`split_chunk`] finds them) as byte ranges of the chunk;
+/// `classes` is the union of its byte classes.
+fn ascii_parts(b: &[u8], classes: u8, ranges: &mut Vec<(usize, usize)>) {
+    ranges.clear();
+    let class = |i: usize| CLASSES[b[i] as usize];
+    let mut i = 0;
+    while i < b.len() {
+        if class(i) & ALNUM == 0 {
+            i += 1;
+            continue;
+        }
+        let mut part = i;
+        let mut end = i + 1;
+        if classes & UPPER == 0 {
+            while end < b.len() && class(end) & ALNUM != 0 {
+                end += 1;
+            }
+        } else {
+            while end < b.len() && class(end) & ALNUM != 0 {
+                let (p, c) = (class(end - 1), class(end));
+                let boundary = (p & LOWER != 0 && c & UPPER != 0)
+                    || (p & UPPER != 0
+                        && c & UPPER != 0
+                        && end + 1 < b.len()
+                        && class(end + 1) & LOWER != 0);
+                if boundary {
+                    ranges.push((part, end));
+                    part = end;
+                }
+                end += 1;
+            }
+        }
+        ranges.push((part, end));
+        i = end;
     }
 }
 
@@ -723,6 +867,52 @@ mod tests {
                 vec!["k8s"],
             ]
         );
+    }
+
+    /// The char-by-char rules the byte paths must follow.
+    fn parts_by_chars(chunk: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for piece in chunk.split(|c: char| !c.is_alphanumeric()) {
+            if !piece.is_empty() {
+                split_camel(piece, |p| out.push(p.to_lowercase()));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn byte_paths_match_the_char_rules() {
+        let texts = [
+            "getUserName snake_case kebab-case HTTPServer k8s XMLHttpRequest",
+            "ABC aBC AbC abC A1B2c3 fp16 S3Bucket iOS macOS URLs JSONParser x",
+            "--a--b__c..d//e (f) [g]{h} 'i' \"j\" 10.5.3 v2.0-beta1 a.b.c.d",
+            "tab\there\nnew\rline\x0bvt\x0cff end",
+            "café naïve Größe 日本語 ÉCOLE éCole x\u{a0}y x\u{2003}y x\u{3000}y — → ✓",
+            "  leading and trailing  ",
+            "",
+        ];
+        for text in texts {
+            let mut chunks = Vec::new();
+            for_each_chunk(text, |c, _| chunks.push(c));
+            let expected: Vec<&str> = text.split_whitespace().collect();
+            assert_eq!(chunks, expected, "{text:?}");
+            for_each_chunk(text, |chunk, classes| {
+                let want = parts_by_chars(chunk);
+                if classes & HIGH == 0 {
+                    let mut ranges = Vec::new();
+                    ascii_parts(chunk.as_bytes(), classes, &mut ranges);
+                    let got: Vec<String> = ranges
+                        .iter()
+                        .map(|&(a, b)| chunk[a..b].to_ascii_lowercase())
+                        .collect();
+                    assert_eq!(got, want, "{chunk:?}");
+                }
+                let (mut buf, mut ranges) = (String::new(), Vec::new());
+                split_chunk(chunk, &mut buf, &mut ranges);
+                let got: Vec<&str> = ranges.iter().map(|&(a, b)| &buf[a..b]).collect();
+                assert_eq!(got, want, "{chunk:?}");
+            });
+        }
     }
 
     #[test]
