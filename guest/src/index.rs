@@ -466,7 +466,12 @@ impl Index {
             inherit,
             explicit_name,
             parent: None,
-            frontmatter_json: frontmatter::to_json(&map),
+            frontmatter_json: {
+                // kept for the index's life: no growth slack
+                let mut json = frontmatter::to_json(&map);
+                json.shrink_to_fit();
+                json
+            },
             assets,
             scripts,
         };
