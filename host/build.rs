@@ -30,12 +30,6 @@ fn main() {
     }
     println!("cargo:rerun-if-env-changed=SKILLS_MCP_GUEST_WASM");
 
-    // The bundled skills folder, the CLI's default root.
-    println!(
-        "cargo:rustc-env=SKILLS_MCP_BUNDLED_SKILLS={}",
-        workspace.join("skills").display()
-    );
-
     let dest = out_dir.join(ARTIFACT);
     // Escape hatch for packagers: a prebuilt component instead of building one.
     if let Some(prebuilt) = env::var_os("SKILLS_MCP_GUEST_WASM") {

@@ -10,8 +10,13 @@ use serde_json::Value;
 
 use crate::common::{
     assert_exit, bin, bundled_skills, fixtures, json, run, run_with_stdin, sample_tree, skill_md,
-    stderr, stdout, tree,
+    stderr, stdout, tree, write_files,
 };
+
+/// The compile cache of this user (kept when a test points HOME elsewhere).
+fn cache_dir() -> std::path::PathBuf {
+    skills_mcp::runtime::default_cache_dir().unwrap_or_else(std::env::temp_dir)
+}
 
 /// `--root <bundled skills>` followed by `args`.
 fn bundled(args: &[&str]) -> std::process::Output {
@@ -511,4 +516,123 @@ fn the_real_corpus_validates_without_crashing() {
             .any(|l| l.starts_with("warning") && l.contains(".md")),
         "no located warnings"
     );
+}
+
+/// `--config FILE` and the standard folders reach every verb, not only `serve`.
+#[test]
+fn the_configuration_applies_to_every_verb() {
+    let extra = tree(&[(
+        "widgets/SKILL.md",
+        "---\nname: widgets\ndescription: Assemble blue widgets from parts.\n---\nSteps.\n",
+    )]);
+    let home = tempfile::tempdir().unwrap();
+    let config = home.path().join("cfg.yaml");
+    let write_config = |min_score: f64| {
+        std::fs::write(
+            &config,
+            format!(
+                "sources:\n  roots: [{}]\nmatching:\n  min_score: {min_score}\n",
+                extra.path().display()
+            ),
+        )
+        .unwrap();
+    };
+    let verb = |args: &[&str]| {
+        bin()
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env("SKILLS_MCP_CACHE_DIR", cache_dir())
+            .arg("--config")
+            .arg(&config)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    write_config(0.2);
+    let o = verb(&["search", "blue widgets", "--json"]);
+    assert_exit(&o, 0);
+    assert_eq!(json(&o)["results"][0]["skill_path"], "widgets");
+    let o = verb(&["get", "assemble blue widgets"]);
+    assert_exit(&o, 0);
+    assert_eq!(json(&o)["skill_path"], "widgets");
+    let o = verb(&["list", "--json"]);
+    assert_exit(&o, 0);
+    assert!(stdout(&o).contains("\"widgets\""), "{}", stdout(&o));
+    let o = verb(&["validate"]);
+    assert_exit(&o, 0);
+    assert!(stdout(&o).contains("widgets/SKILL.md"), "{}", stdout(&o));
+    // The file's matching section is honoured too: nothing reaches a minimum score of 1.
+    write_config(1.0);
+    let o = verb(&["get", "assemble blue widgets"]);
+    assert_exit(&o, 1);
+    assert_eq!(json(&o)["no_match"], true);
+
+    // Without --config, `./skills` of the working directory is a standard root.
+    write_files(
+        home.path(),
+        &[(
+            "skills/gadgets/SKILL.md",
+            "---\nname: gadgets\ndescription: Calibrate red gadgets.\n---\nSteps.\n",
+        )],
+    );
+    let o = bin()
+        .current_dir(home.path())
+        .env("HOME", home.path())
+        .env("SKILLS_MCP_CACHE_DIR", cache_dir())
+        .args(["search", "calibrate red gadgets", "--json"])
+        .output()
+        .unwrap();
+    assert_exit(&o, 0);
+    assert_eq!(json(&o)["results"][0]["skill_path"], "gadgets");
+}
+
+/// A root that is not a directory is a warning while another root serves, and an error (not
+/// the bundled folder) when it was the only root given.
+#[test]
+fn the_only_root_missing_is_an_error() {
+    let scratch = tempfile::tempdir().unwrap();
+    let missing = scratch.path().join("nope");
+    let o = bin()
+        .current_dir(scratch.path())
+        .env("HOME", scratch.path())
+        .args(["--root", missing.to_str().unwrap(), "search", "react"])
+        .output()
+        .unwrap();
+    assert_exit(&o, 1);
+    assert!(
+        stderr(&o).contains("no skill root") && stderr(&o).contains("nope"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stdout(&o).is_empty(), "{}", stdout(&o));
+}
+
+/// A reader that stops early (`skills-mcp get ... | head -c 100`) ends the command quietly.
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    use std::io::Read as _;
+    let body = "A line of the skill's long body, repeated.\n".repeat(20_000);
+    let dir = tree(&[(
+        "big/SKILL.md",
+        &format!("---\nname: big\ndescription: A big skill.\n---\n{body}"),
+    )]);
+    let mut child = bin()
+        .args([
+            "--root",
+            dir.path().to_str().unwrap(),
+            "get",
+            "--path",
+            "big",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 100];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let o = child.wait_with_output().unwrap();
+    assert_exit(&o, 0);
+    assert!(stderr(&o).is_empty(), "{}", stderr(&o));
 }

@@ -13,8 +13,8 @@ use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
-use crate::catalog::{Catalog, CatalogOptions, RootSpec};
-use crate::runtime::{Algorithm, EngineError, EngineErrorKind, Severity, TreeNode};
+use crate::catalog::{Catalog, RootSpec};
+use crate::runtime::{EngineError, EngineErrorKind, Severity, TreeNode};
 
 /// Exit code of a usage error (clap's own errors use it too).
 const EXIT_USAGE: u8 = 2;
@@ -35,8 +35,10 @@ pub struct Cli {
 #[derive(Debug, Clone, Args)]
 pub struct GlobalArgs {
     /// A skill root (repeatable; later roots take precedence). Also `SKILLS_DIR`, a path list
-    /// (`:`-separated on Unix), whose roots come before the `--root` ones. Default: the bundled
-    /// `skills/` folder.
+    /// (`:`-separated on Unix), whose roots come before the `--root` ones; both come after the
+    /// standard folders that exist (~/.claude/skills, ~/.agents/skills, ./.claude/skills,
+    /// ./.agents/skills, ./skills) and `sources` of the configuration. With none of these: the
+    /// bundled `skills/` folder. A root that is not a directory is skipped with a warning.
     #[arg(long = "root", value_name = "DIR", global = true)]
     pub roots: Vec<PathBuf>,
 
@@ -147,8 +149,9 @@ pub struct AssetArgs {
 
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
-    /// Roots to check (default: the global roots).
-    #[arg(value_name = "ROOT")]
+    /// Roots to check (default: the configured roots). Named apart from the global `--root`,
+    /// whose values clap would otherwise merge with these.
+    #[arg(id = "check_roots", value_name = "ROOT")]
     pub roots: Vec<PathBuf>,
     /// Print only files with findings (and the summary).
     #[arg(long, short)]
@@ -166,11 +169,26 @@ pub fn main() -> ExitCode {
     };
     match run(cli) {
         Ok(code) => code,
+        // The reader went away (`skills-mcp list | head`): nothing left to tell anyone.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("skills-mcp: error: {e:#}");
             ExitCode::from(exit_code_of(&e))
         }
     }
+}
+
+/// Whether `e` comes from writing to a closed stdout.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || cause
+                .downcast_ref::<serde_json::Error>()
+                .and_then(|j| j.io_error_kind())
+                .is_some_and(|k| k == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Exit code for a failed command: bad input is a usage error, anything else a failure.
@@ -187,24 +205,25 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(global),
         Command::ExampleConfig => {
-            print!("{}", crate::config::EXAMPLE_CONFIG);
+            std::io::stdout()
+                .lock()
+                .write_all(crate::config::EXAMPLE_CONFIG.as_bytes())?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Search(args) => search(&open(global, &[])?, &args),
-        Command::Get(args) => get(&open(global, &[])?, &args),
-        Command::List(args) => list(&open(global, &[])?, &args),
-        Command::Asset(args) => asset(&open(global, &[])?, &args),
-        Command::Validate(args) => validate(&open(global, &args.roots)?, &args),
+        Command::Search(args) => search(&open(global, &[])?.0, &args),
+        Command::Get(args) => get(&open(global, &[])?.0, &args),
+        Command::List(args) => list(&open(global, &[])?.0, &args),
+        Command::Asset(args) => asset(&open(global, &[])?.0, &args),
+        Command::Validate(args) => validate(&open(global, &args.roots)?.0, &args),
         Command::Run(args) => {
-            let catalog = open(global, &[])?;
-            let config = crate::scripts::cli_config(&catalog, global.config.clone())?;
+            let (catalog, config) = open(global, &[])?;
             let request = crate::scripts::RunRequest {
                 skill_path: args.skill_path,
                 file: args.file,
                 args: args.args.into_iter().collect(),
                 cwd: args.cwd,
             };
-            crate::scripts::cli_run(&catalog, config, request)
+            crate::scripts::cli_run(&catalog, config.scripts, request)
         }
     }
 }
@@ -212,6 +231,22 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 /// `serve`: the configuration (see [`crate::config`] for the precedence; `--algorithm` is a flag,
 /// so it wins), then the MCP server on stdio.
 fn serve(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+    let (loaded, git) = load(global)?;
+    crate::mcp::run_stdio(&loaded, git)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The configuration every verb uses, as `serve` does: defaults < each root's `config.yaml` <
+/// `--config FILE` < environment < flags, with the roots it resolves (standard folders,
+/// `sources`, `SKILLS_DIR`, `--root`; the bundled folder when none). Git sources are cloned or
+/// fetched first (their cache is used when the network is down), so their skills are searchable
+/// from the shell too.
+fn load(
+    global: &GlobalArgs,
+) -> anyhow::Result<(
+    crate::config::Loaded,
+    Option<std::sync::Arc<crate::git::GitSync>>,
+)> {
     let options =
         crate::config::LoadOptions::from_process(global.config.clone(), global.roots.clone());
     let mut loaded = crate::config::load(&options)?;
@@ -226,45 +261,26 @@ fn serve(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
             AlgorithmArg::Keywords => crate::config::Algorithm::Keywords,
         };
     }
-    crate::mcp::run_stdio(&loaded, git)?;
-    Ok(ExitCode::SUCCESS)
+    Ok((loaded, git))
 }
 
-/// The roots: `explicit` if any, else `SKILLS_DIR` then `--root`, else the bundled folder.
-pub fn roots(global: &GlobalArgs, explicit: &[PathBuf]) -> Vec<RootSpec> {
-    let mut paths: Vec<PathBuf> = explicit.to_vec();
-    if paths.is_empty() {
-        if let Some(list) = std::env::var_os("SKILLS_DIR") {
-            paths.extend(std::env::split_paths(&list).filter(|p| !p.as_os_str().is_empty()));
-        }
-        paths.extend(global.roots.iter().cloned());
+/// Open a catalog with the configuration of [`load`]; `explicit_roots` (from `validate ROOT...`)
+/// replace the configured roots. Configuration warnings go to stderr.
+fn open(
+    global: &GlobalArgs,
+    explicit_roots: &[PathBuf],
+) -> anyhow::Result<(Catalog, crate::config::Config)> {
+    let (loaded, _git) = load(global)?;
+    for warning in &loaded.warnings {
+        eprintln!("skills-mcp: warning: {warning}");
     }
-    if paths.is_empty() {
-        paths.push(bundled_skills());
-    }
-    paths.into_iter().map(RootSpec::new).collect()
-}
-
-/// The repository's `skills/` folder (known at build time), else `./skills`.
-pub fn bundled_skills() -> PathBuf {
-    let built = PathBuf::from(env!("SKILLS_MCP_BUNDLED_SKILLS"));
-    if built.is_dir() {
-        built
+    let roots = if explicit_roots.is_empty() {
+        crate::mcp::catalog_roots(&loaded.roots)
     } else {
-        PathBuf::from("skills")
-    }
-}
-
-/// Open a catalog over the roots with the global settings.
-pub fn open(global: &GlobalArgs, explicit_roots: &[PathBuf]) -> anyhow::Result<Catalog> {
-    let mut options = CatalogOptions::default();
-    if let Some(algorithm) = global.algorithm {
-        options.engine.algorithm = match algorithm {
-            AlgorithmArg::Ranked => Algorithm::Ranked,
-            AlgorithmArg::Keywords => Algorithm::Keywords,
-        };
-    }
-    Catalog::open(roots(global, explicit_roots), options)
+        explicit_roots.iter().cloned().map(RootSpec::new).collect()
+    };
+    let catalog = Catalog::open(roots, crate::mcp::catalog_options(&loaded.config))?;
+    Ok((catalog, loaded.config))
 }
 
 fn print_json(value: &Value) -> anyhow::Result<()> {

@@ -25,8 +25,9 @@
 //! (each only when it is a directory, and only while `sources.default_roots` is true), then the
 //! git sources (`sources.repo`, then each of `sources.repos`; see [`crate::git`]), then each
 //! entry of `sources.roots`, then each entry of `SKILLS_DIR` (a path list: `:`-separated on Unix),
-//! then each `--root DIR`, in order. The bundled `skills/` folder is used only when none of those
-//! gives a root. The same directory listed twice keeps its last (highest) place. The engine gives
+//! then each `--root DIR`, in order. A named root that is not a directory is skipped with a
+//! warning, and is an error when no root is left. The bundled `skills/` folder is used only when
+//! none of those gives or names a root. The same directory listed twice keeps its last (highest) place. The engine gives
 //! a skill path found in a later root precedence over the same path in an earlier one.
 //!
 //! # Composition
@@ -534,7 +535,7 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded> {
         }
     }
     let early: Config = from_value(&acc, "the configuration")?;
-    let roots = resolve_roots(opts, &early)?;
+    let roots = resolve_roots(opts, &early, &mut warnings)?;
 
     // Now every layer, in order.
     let mut layers = vec![Layer {
@@ -775,9 +776,14 @@ fn unknown_keys(input: &Value, known: &Value, prefix: &str, report: &mut dyn FnM
 /// The skill roots, lowest precedence first (see the module docs).
 ///
 /// Standard roots are used when they exist; `sources.roots`, `SKILLS_DIR` entries and `--root`
-/// flags must be directories (an error otherwise); a git source's root is its checkout's path,
-/// which exists once cloned. The bundled folder is used only when nothing else gives a root.
-pub fn resolve_roots(opts: &LoadOptions, config: &Config) -> Result<Vec<RootSpec>> {
+/// flags that are not directories are skipped with a warning (pushed on `warnings`), and are an
+/// error when no root is left; a git source's root is its checkout's path, which exists once
+/// cloned. The bundled folder is used only when nothing else gives (or names) a root.
+pub fn resolve_roots(
+    opts: &LoadOptions,
+    config: &Config,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<RootSpec>> {
     let sources = &config.sources;
     let mut roots = Vec::new();
     if sources.default_roots {
@@ -823,16 +829,22 @@ pub fn resolve_roots(opts: &LoadOptions, config: &Config) -> Result<Vec<RootSpec
                 .iter()
                 .map(|p| (p.clone(), RootSource::Flag, "--root")),
         );
+    let mut missing = Vec::new();
     for (path, source, from) in explicit {
         let path = absolute(&opts.cwd, &path);
         if !path.is_dir() {
-            bail!(
+            missing.push(format!(
                 "{from}: {} is not a directory; allowed: an existing directory of skills",
                 path.display()
-            );
+            ));
+            continue;
         }
         roots.push(RootSpec { path, source });
     }
+    if roots.is_empty() && !missing.is_empty() {
+        bail!("no skill root to serve: {}", missing.join("; "));
+    }
+    warnings.extend(missing.into_iter().map(|m| format!("{m} (skipped)")));
     if roots.is_empty()
         && let Some(bundled) = &opts.bundled
         && bundled.is_dir()

@@ -268,26 +268,6 @@ pub fn parse_cli_arg(s: &str) -> Result<(String, String), String> {
     }
 }
 
-/// The `scripts` section for the CLI: the defaults, then each root's `config.yaml`, then
-/// `--config FILE`, then the environment (see [`crate::config`]); warnings go to stderr.
-pub fn cli_config(
-    catalog: &crate::catalog::Catalog,
-    config_file: Option<std::path::PathBuf>,
-) -> anyhow::Result<ScriptsConfig> {
-    let mut opts = crate::config::LoadOptions::from_process(
-        config_file,
-        catalog.roots().iter().map(|r| r.path.clone()).collect(),
-    );
-    // Only the roots in use: no default or bundled roots.
-    opts.home = None;
-    opts.bundled = None;
-    let loaded = crate::config::load(&opts)?;
-    for warning in &loaded.warnings {
-        eprintln!("skills-mcp: warning: {warning}");
-    }
-    Ok(loaded.config.scripts)
-}
-
 /// The CLI verb `run`: validate and run the script, print the section 8.4 JSON on stdout.
 /// Exit code 0 when the script succeeded, 1 when it failed, timed out or was refused, 2 when
 /// the request itself is malformed (path traversal, arguments, cwd).
