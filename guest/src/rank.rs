@@ -138,9 +138,102 @@ impl Default for Params {
     }
 }
 
-/// Flag of a posting's document number: the term occurs in a field that describes the skill
-/// ([`DESCRIBING_FIELDS`]).
-const DESCRIBES: u32 = 1 << 31;
+/// Document numbers of postings, each with a flag in its top bit: the term occurs in a field
+/// that describes the skill ([`DESCRIBING_FIELDS`]). 16 bits each when every document number
+/// fits in 15 bits, else 32.
+#[derive(Debug)]
+enum DocIds {
+    Narrow(Vec<u16>),
+    Wide(Vec<u32>),
+}
+
+impl Default for DocIds {
+    fn default() -> Self {
+        Self::Narrow(Vec::new())
+    }
+}
+
+/// A packed document number of [`DocIds`].
+trait DocId: Copy {
+    fn doc(self) -> usize;
+    fn describes(self) -> bool;
+}
+
+impl DocId for u16 {
+    #[inline]
+    fn doc(self) -> usize {
+        usize::from(self & 0x7fff)
+    }
+    #[inline]
+    fn describes(self) -> bool {
+        self & 0x8000 != 0
+    }
+}
+
+impl DocId for u32 {
+    #[inline]
+    fn doc(self) -> usize {
+        (self & 0x7fff_ffff) as usize
+    }
+    #[inline]
+    fn describes(self) -> bool {
+        self & 0x8000_0000 != 0
+    }
+}
+
+impl DocIds {
+    /// `len` zeroed numbers, narrow when `n_docs` allows.
+    fn zeroed(n_docs: usize, len: usize) -> Self {
+        if n_docs <= 0x8000 {
+            Self::Narrow(vec![0; len])
+        } else {
+            Self::Wide(vec![0; len])
+        }
+    }
+
+    fn set(&mut self, i: usize, doc: usize, describes: bool) {
+        match self {
+            Self::Narrow(v) => v[i] = doc as u16 | if describes { 0x8000 } else { 0 },
+            Self::Wide(v) => v[i] = doc as u32 | if describes { 0x8000_0000 } else { 0 },
+        }
+    }
+
+    /// (document, describes) of posting `i`.
+    fn get(&self, i: usize) -> (usize, bool) {
+        match self {
+            Self::Narrow(v) => (v[i].doc(), v[i].describes()),
+            Self::Wide(v) => (v[i].doc(), v[i].describes()),
+        }
+    }
+
+    /// Position of `doc` among postings `range` (sorted by document).
+    fn find(&self, range: std::ops::Range<usize>, doc: usize) -> Option<usize> {
+        fn find<T: DocId>(v: &[T], start: usize, doc: usize) -> Option<usize> {
+            v.binary_search_by_key(&doc, |d| d.doc())
+                .ok()
+                .map(|i| start + i)
+        }
+        match self {
+            Self::Narrow(v) => find(&v[range.clone()], range.start, doc),
+            Self::Wide(v) => find(&v[range.clone()], range.start, doc),
+        }
+    }
+
+    /// `f(document, describes, sat)` for postings `range`.
+    #[inline]
+    fn each(&self, range: std::ops::Range<usize>, sat: &[f32], f: impl FnMut(usize, bool, f32)) {
+        #[inline]
+        fn each<T: DocId>(v: &[T], sat: &[f32], mut f: impl FnMut(usize, bool, f32)) {
+            for (&d, &s) in v.iter().zip(sat) {
+                f(d.doc(), d.describes(), s);
+            }
+        }
+        match self {
+            Self::Narrow(v) => each(&v[range.clone()], &sat[range], f),
+            Self::Wide(v) => each(&v[range.clone()], &sat[range], f),
+        }
+    }
+}
 
 /// Packing of matched word counts: `describing * DESCRIBING_WORD + others`.
 const DESCRIBING_WORD: u32 = 1 << 16;
@@ -185,7 +278,7 @@ struct Query {
 ///
 /// Layout (a few flat arrays, so that the engine's memory holds about 10 bytes per posting):
 /// terms are numbered in sorted order; the postings of term `t` are
-/// `offsets[t]..offsets[t + 1]` of `docs` (document number, [`DESCRIBES`] flag) and `sat`
+/// `offsets[t]..offsets[t + 1]` of `docs` (document number and flag, [`DocIds`]) and `sat`
 /// (saturated BM25F frequency), by document; their per-field frequencies, needed only by
 /// `explain`, are packed in `tf_bytes` (see [`encode_tf`]) from `tf_offsets[t]`.
 #[derive(Debug, Default)]
@@ -198,7 +291,7 @@ pub struct SearchIndex {
     /// Typo candidates (terms of at least 2 documents) by byte length.
     typo_by_len: Vec<Vec<u32>>,
     offsets: Vec<u32>,
-    docs: Vec<u32>,
+    docs: DocIds,
     /// `tf~ / (k1 + tf~)` per posting.
     sat: Vec<f32>,
     tf_offsets: Vec<u32>,
@@ -260,61 +353,64 @@ fn get_varint(bytes: &[u8], pos: &mut usize) -> u32 {
     }
 }
 
-/// Per-field frequencies, packed: a byte with one bit per non-zero field, then each non-zero
-/// frequency as a varint.
-fn encode_tf(out: &mut Vec<u8>, tf: &[u16; NUM_FIELDS]) {
-    let mask = tf
-        .iter()
-        .enumerate()
-        .filter(|(_, t)| **t != 0)
-        .fold(0u8, |m, (f, _)| m | 1 << f);
-    out.push(mask);
-    for &t in tf.iter().filter(|t| **t != 0) {
-        put_varint(out, u32::from(t));
+/// Per-field frequencies, packed into at most 22 bytes: a frequency of 1 to 15 in a single
+/// field (the usual case) is one byte `0x80 | field << 4 | tf`; otherwise a byte with one bit
+/// per non-zero field (below `0x80`), then each non-zero frequency as a varint.
+fn pack_tf(tf: &[u16; NUM_FIELDS]) -> ([u8; 22], usize) {
+    let mut out = [0u8; 22];
+    let mut fields = tf.iter().enumerate().filter(|(_, t)| **t != 0);
+    if let (Some((f, &t)), None) = (fields.next(), fields.next())
+        && t <= 15
+    {
+        out[0] = 0x80 | (f as u8) << 4 | t as u8;
+        return (out, 1);
     }
-}
-
-/// Bytes [`encode_tf`] writes for `tf`.
-fn encoded_tf_len(tf: &[u16; NUM_FIELDS]) -> u32 {
-    1 + tf
-        .iter()
-        .map(|&t| match t {
-            0 => 0,
-            1..0x80 => 1,
-            0x80..0x4000 => 2,
-            _ => 3,
-        })
-        .sum::<u32>()
-}
-
-/// [`encode_tf`] into `out` at `*at` (room reserved).
-fn write_tf(out: &mut [u8], at: &mut usize, tf: &[u16; NUM_FIELDS]) {
-    let mut mask = 0u8;
-    let mut pos = *at + 1;
+    let mut len = 1;
     for (f, &t) in tf.iter().enumerate() {
         if t != 0 {
-            mask |= 1 << f;
-            let mut v = u32::from(t);
+            out[0] |= 1 << f;
+            let mut v = t;
             while v >= 0x80 {
-                out[pos] = (v as u8) | 0x80;
-                pos += 1;
+                out[len] = (v as u8) | 0x80;
+                len += 1;
                 v >>= 7;
             }
-            out[pos] = v as u8;
-            pos += 1;
+            out[len] = v as u8;
+            len += 1;
         }
     }
-    out[*at] = mask;
-    *at = pos;
+    (out, len)
+}
+
+/// Append [`pack_tf`]'s bytes.
+fn encode_tf(out: &mut Vec<u8>, tf: &[u16; NUM_FIELDS]) {
+    let (bytes, len) = pack_tf(tf);
+    out.extend_from_slice(&bytes[..len]);
+}
+
+/// Bytes [`pack_tf`] gives for `tf`.
+fn encoded_tf_len(tf: &[u16; NUM_FIELDS]) -> u32 {
+    pack_tf(tf).1 as u32
+}
+
+/// [`pack_tf`]'s bytes into `out` at `*at` (room reserved).
+fn write_tf(out: &mut [u8], at: &mut usize, tf: &[u16; NUM_FIELDS]) {
+    let (bytes, len) = pack_tf(tf);
+    out[*at..*at + len].copy_from_slice(&bytes[..len]);
+    *at += len;
 }
 
 /// The inverse of [`encode_tf`].
 fn decode_tf(bytes: &[u8], pos: &mut usize) -> [u16; NUM_FIELDS] {
-    let mask = bytes[*pos];
+    let first = bytes[*pos];
     *pos += 1;
     let mut tf = [0u16; NUM_FIELDS];
+    if first & 0x80 != 0 {
+        tf[usize::from(first >> 4 & 7)] = u16::from(first & 15);
+        return tf;
+    }
     for (f, t) in tf.iter_mut().enumerate() {
-        if mask & (1 << f) != 0 {
+        if first & (1 << f) != 0 {
             *t = u16::try_from(get_varint(bytes, pos)).unwrap_or(u16::MAX);
         }
     }
@@ -482,7 +578,7 @@ impl Builder {
         // Pass 2: postings, document by document (so each list is sorted by document).
         let mut cursor: Vec<u32> = offsets[..offsets.len() - 1].to_vec();
         let mut tf_cursor: Vec<u32> = tf_offsets[..tf_offsets.len() - 1].to_vec();
-        let mut post_docs = vec![0u32; at as usize];
+        let mut post_docs = DocIds::zeroed(n_docs, at as usize);
         let mut sat = vec![0f32; at as usize];
         let mut tf_bytes = vec![0u8; tf_at as usize];
         let mut lens = Vec::with_capacity(n_docs);
@@ -493,7 +589,7 @@ impl Builder {
                 let i = cursor[t] as usize;
                 cursor[t] += 1;
                 let describes = tf.iter().zip(DESCRIBING_FIELDS).any(|(&t, m)| m && t > 0);
-                post_docs[i] = d as u32 | if describes { DESCRIBES } else { 0 };
+                post_docs.set(i, d, describes);
                 let ptf = pseudo_tf(&norm, &tf);
                 sat[i] = (ptf / (params.k1 + ptf)) as f32;
                 let mut at = tf_cursor[t] as usize;
@@ -619,9 +715,9 @@ impl SearchIndex {
         for t in 0..self.term_ends.len() {
             let id = builder.analyzer.intern_term(self.term(t as u32));
             let mut pos = self.tf_offsets[t] as usize;
-            for &d in &self.docs[self.offsets[t] as usize..self.offsets[t + 1] as usize] {
+            for i in self.range(t as u32) {
                 let tf = decode_tf(&self.tf_bytes, &mut pos);
-                per_doc[(d & !DESCRIBES) as usize].push((id, tf));
+                per_doc[self.docs.get(i).0].push((id, tf));
             }
         }
         per_doc
@@ -693,12 +789,7 @@ impl SearchIndex {
 
     /// Position of `doc` in term `t`'s postings.
     fn find_posting(&self, t: u32, doc: usize) -> Option<usize> {
-        let r = self.range(t);
-        let start = r.start;
-        self.docs[r]
-            .binary_search_by_key(&(doc as u32), |d| d & !DESCRIBES)
-            .ok()
-            .map(|i| start + i)
+        self.docs.find(self.range(t), doc)
     }
 
     /// Per-field frequencies of posting `i` of term `t`.
@@ -832,18 +923,17 @@ impl SearchIndex {
         for slot in &q.slots {
             for alt in &slot.alts {
                 let idf = alt.factor * self.alt_idf(slot, alt);
-                let r = self.range(alt.term);
-                for (&doc, &sat) in self.docs[r.clone()].iter().zip(&self.sat[r]) {
-                    let c = idf * f64::from(sat);
-                    let d = (doc & !DESCRIBES) as usize;
-                    if best[d] == 0.0 {
-                        touched.push(d as u32);
-                    }
-                    if c > best[d] {
-                        best[d] = c;
-                    }
-                    describes[d] |= doc & DESCRIBES != 0;
-                }
+                self.docs
+                    .each(self.range(alt.term), &self.sat, |d, m, sat| {
+                        let c = idf * f64::from(sat);
+                        if best[d] == 0.0 {
+                            touched.push(d as u32);
+                        }
+                        if c > best[d] {
+                            best[d] = c;
+                        }
+                        describes[d] |= m;
+                    });
             }
             for &d in &touched {
                 let d = d as usize;
@@ -965,7 +1055,7 @@ impl SearchIndex {
             raw += c;
             let describing = slot.alts.iter().any(|a| {
                 self.find_posting(a.term, doc)
-                    .is_some_and(|i| self.docs[i] & DESCRIBES != 0)
+                    .is_some_and(|i| self.docs.get(i).1)
             });
             if slot.word {
                 words += if describing { DESCRIBING_WORD } else { 1 };
@@ -1315,6 +1405,9 @@ mod tests {
             [0; NUM_FIELDS],
             [1, 0, 0, 0, 0, 0, 0],
             [0, 0, 0, 0, 0, 0, 1],
+            [0, 0, 15, 0, 0, 0, 0],
+            [0, 0, 16, 0, 0, 0, 0],
+            [2, 3, 0, 0, 0, 0, 0],
             [127, 128, 300, 16_383, 16_384, 40_000, u16::MAX],
         ];
         for tf in cases {
