@@ -110,6 +110,17 @@ impl x::GuestIndex for IndexResource {
         self.0.borrow().skills().into_iter().map(skill).collect()
     }
 
+    fn summaries(&self, start: u32, count: u32) -> Vec<t::SkillSummary> {
+        crate::views::summaries(&self.0.borrow(), start as usize, count as usize)
+            .into_iter()
+            .map(|s| t::SkillSummary {
+                skill_path: s.skill_path,
+                name: s.name,
+                description: s.description,
+            })
+            .collect()
+    }
+
     fn get(&self, path_or_name: String) -> Result<t::SkillInfo, t::Error> {
         self.0.borrow().get(&path_or_name).map(skill).map_err(error)
     }
@@ -241,19 +252,26 @@ impl x::GuestIndex for IndexResource {
                 path: r.path,
                 skill_path: r.skill_path,
                 worst: r.worst.map(severity),
-                diagnostics: r
-                    .diagnostics
-                    .into_iter()
-                    .map(|d| t::Diagnostic {
-                        root: d.root,
-                        path: d.path,
-                        line: d.line,
-                        severity: severity(d.severity),
-                        message: d.message,
-                    })
-                    .collect(),
+                diagnostics: r.diagnostics.into_iter().map(diagnostic).collect(),
             })
             .collect()
+    }
+
+    fn diagnostics(&self) -> Vec<t::Diagnostic> {
+        crate::views::diagnostics(&self.0.borrow())
+            .into_iter()
+            .map(diagnostic)
+            .collect()
+    }
+}
+
+fn diagnostic(d: m::Diagnostic) -> t::Diagnostic {
+    t::Diagnostic {
+        root: d.root,
+        path: d.path,
+        line: d.line,
+        severity: severity(d.severity),
+        message: d.message,
     }
 }
 

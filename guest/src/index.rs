@@ -771,6 +771,13 @@ impl Index {
         (0..self.docs.len()).map(|i| self.info(i)).collect()
     }
 
+    /// Skill `i` in skill-path order as (skill path, name, description); see [`crate::views`].
+    pub fn summary(&self, i: usize) -> Option<(&str, &str, &str)> {
+        self.docs
+            .get(i)
+            .map(|d| (&*d.skill_path, &*d.name, &*d.description))
+    }
+
     /// One skill by skill path (also accepted with a trailing `/`, `.md` or `/SKILL.md`), else
     /// by unique name (case-insensitive), else `NotFound` with suggestions.
     pub fn get(&self, path_or_name: &str) -> Result<SkillInfo, Error> {

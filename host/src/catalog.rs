@@ -35,7 +35,7 @@ use crate::runtime::{
     AssetInfo, AssetLocation, Diagnostic, EngineConfig, EngineError, EngineErrorKind, Entry,
     EntryKind, Explanation, FileData, FileReport, FileSource, Guest, GuestTrap, IndexHandle,
     ManifestFile, NoFiles, ResolvedSkill, RouteOutcome, Runtime, RuntimeOptions, SearchHit,
-    Severity, SizeError, SkillInfo, TreeNode, WalkPolicy,
+    Severity, SizeError, SkillInfo, SkillSummary, TreeNode, WalkPolicy,
 };
 
 /// Default largest asset served (`assets.max_size_bytes`, spec 12.3).
@@ -803,6 +803,12 @@ impl Catalog {
         self.with_index(|g, i| g.skills(i))
     }
 
+    /// Skills `start..start + count` in skill-path order with what listings show (path, name,
+    /// description): a page of [`Self::skills`] without the rest of each skill.
+    pub fn summaries(&self, start: u32, count: u32) -> anyhow::Result<Vec<SkillSummary>> {
+        self.with_index(|g, i| g.summaries(i, start, count))
+    }
+
     /// One skill by path or unique name; a not-found error carries suggestions.
     pub fn get(&self, path_or_name: &str) -> anyhow::Result<SkillInfo> {
         self.with_index(|g, i| g.get(i, path_or_name))
@@ -933,6 +939,24 @@ impl Catalog {
             }
         }
         Ok(reports.into_values().collect())
+    }
+}
+
+impl Catalog {
+    /// The findings of [`Self::reports`] alone (the engine's, then the host's for the same
+    /// file), sorted by root and path.
+    pub fn diagnostics(&self) -> anyhow::Result<Vec<Diagnostic>> {
+        let snapshot = self.snapshot();
+        let mut all = self.with_index(|g, i| g.diagnostics(i))?;
+        all.extend(
+            snapshot
+                .host_reports
+                .iter()
+                .flat_map(|r| r.diagnostics.iter().cloned()),
+        );
+        // Stable: the engine's findings stay first for the same file.
+        all.sort_by(|a, b| (a.root, &a.path).cmp(&(b.root, &b.path)));
+        Ok(all)
     }
 }
 

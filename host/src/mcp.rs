@@ -57,7 +57,7 @@ use tokio::sync::broadcast;
 use crate::{
     catalog::{Catalog, CatalogOptions, RootSpec as CatalogRoot},
     config::{self, Config, Loaded},
-    runtime::{Algorithm, EngineConfig, EngineError, EngineErrorKind, Severity, SkillInfo},
+    runtime::{Algorithm, EngineConfig, EngineError, EngineErrorKind, Severity},
 };
 
 pub use reload::watch;
@@ -106,8 +106,9 @@ pub(crate) struct View {
     pub catalog: Catalog,
     /// The rebuild this view was made after.
     pub generation: u64,
-    /// Every skill, sorted by skill path.
-    pub skills: Vec<SkillInfo>,
+    /// Every skill's path and name, sorted by skill path (the rest of a skill is asked of the
+    /// engine when a request needs it: pages of descriptions, one skill's frontmatter).
+    pub skills: Vec<Listed>,
     /// The server instructions, catalogue included.
     pub instructions: String,
     /// The `get_skill` description, catalogue included (under 2,048 characters).
@@ -115,6 +116,15 @@ pub(crate) struct View {
     /// Skills extension entries built so far.
     pub extension: extension::Cache,
 }
+
+/// A skill as the server keeps it for listings and lookups.
+pub(crate) struct Listed {
+    pub skill_path: String,
+    pub name: String,
+}
+
+/// Skills asked of the engine per call when listing them all.
+const SUMMARY_PAGE: u32 = 1024;
 
 /// Most characters of the catalogue part of the server instructions.
 pub const INSTRUCTIONS_CATALOGUE_BUDGET: usize = 24_000;
@@ -221,41 +231,45 @@ impl SkillsServer {
 
     /// Print the engine's findings not printed before: warnings, errors and shadowing.
     pub fn log_reports(&self) {
+        use std::io::Write as _;
         let catalog = &self.inner.catalog;
         let mut seen = self.inner.reported.lock().expect("reported lock");
-        let reports = match catalog.reports() {
-            Ok(r) => r,
+        let diagnostics = match catalog.diagnostics() {
+            Ok(d) => d,
             Err(e) => {
                 eprintln!("skills-mcp: warning: no validation reports: {e:#}");
                 return;
             }
         };
-        for report in reports {
-            for d in &report.diagnostics {
-                let shadowing = d.message.to_ascii_lowercase().contains("shadow");
-                if d.severity == Severity::Info && !shadowing {
-                    continue;
-                }
-                let level = match d.severity {
-                    Severity::Error => "error",
-                    Severity::Warning => "warning",
-                    Severity::Info => "info",
-                };
-                let line = d.line.map(|l| format!(":{l}")).unwrap_or_default();
-                let text = format!(
-                    "skills-mcp: {level}: {}/{}{line}: {}",
-                    catalog
-                        .roots()
-                        .get(d.root as usize)
-                        .map_or_else(|| format!("root {}", d.root), |r| r.name.clone()),
-                    d.path,
-                    d.message
-                );
-                if seen.insert(text.clone()) {
-                    eprintln!("{text}");
-                }
+        let mut out = String::new();
+        for d in &diagnostics {
+            let shadowing = d.message.to_ascii_lowercase().contains("shadow");
+            if d.severity == Severity::Info && !shadowing {
+                continue;
+            }
+            let level = match d.severity {
+                Severity::Error => "error",
+                Severity::Warning => "warning",
+                Severity::Info => "info",
+            };
+            let line = d.line.map(|l| format!(":{l}")).unwrap_or_default();
+            let text = format!(
+                "skills-mcp: {level}: {}/{}{line}: {}",
+                catalog
+                    .roots()
+                    .get(d.root as usize)
+                    .map_or_else(|| format!("root {}", d.root), |r| r.name.clone()),
+                d.path,
+                d.message
+            );
+            if !seen.contains(&text) {
+                out.push_str(&text);
+                out.push('\n');
+                seen.insert(text);
             }
         }
+        // One write for all of them (stderr is unbuffered).
+        let _ = std::io::stderr().lock().write_all(out.as_bytes());
     }
 
     /// Tell every client that skills, prompts, resources and tool descriptions changed.
@@ -305,20 +319,45 @@ pub(crate) fn message(e: &anyhow::Error) -> String {
     }
 }
 
-impl View {
-    fn new(catalog: Catalog, generation: u64, router: &ToolRouter<SkillsServer>) -> Self {
-        let skills = catalog.skills().unwrap_or_else(|e| {
-            eprintln!("skills-mcp: error: listing the skills failed: {e:#}");
-            Vec::new()
-        });
-        let entries: Vec<tiers::Entry> = skills
-            .iter()
-            .map(|s| tiers::Entry {
+/// Every skill as the catalogue text needs it, and as the view keeps it; descriptions only when
+/// the catalogue is small enough to show them (the categories tier shows paths alone).
+fn list_skills(catalog: &Catalog) -> anyhow::Result<(Vec<tiers::Entry>, Vec<Listed>)> {
+    let total = catalog.len()?;
+    let descriptions = tiers::tier_for(total as usize) != tiers::Tier::Categories;
+    let mut entries = Vec::with_capacity(total as usize);
+    let mut listed = Vec::with_capacity(total as usize);
+    let mut start = 0;
+    while start < total {
+        let page = catalog.summaries(start, SUMMARY_PAGE)?;
+        if page.is_empty() {
+            break;
+        }
+        start += page.len() as u32;
+        for s in page {
+            entries.push(tiers::Entry {
                 skill_path: s.skill_path.clone(),
                 name: s.name.clone(),
-                description: s.description.clone(),
-            })
-            .collect();
+                description: if descriptions {
+                    s.description
+                } else {
+                    String::new()
+                },
+            });
+            listed.push(Listed {
+                skill_path: s.skill_path,
+                name: s.name,
+            });
+        }
+    }
+    Ok((entries, listed))
+}
+
+impl View {
+    fn new(catalog: Catalog, generation: u64, router: &ToolRouter<SkillsServer>) -> Self {
+        let (entries, skills) = list_skills(&catalog).unwrap_or_else(|e| {
+            eprintln!("skills-mcp: error: listing the skills failed: {e:#}");
+            (Vec::new(), Vec::new())
+        });
         let (catalogue, _) = tiers::catalogue(&entries, INSTRUCTIONS_CATALOGUE_BUDGET);
         let instructions = format!("{}\n{catalogue}", tools::INSTRUCTIONS);
         let base = router
@@ -643,7 +682,10 @@ pub fn run_stdio(loaded: &Loaded, git: Option<Arc<crate::git::GitSync>>) -> Resu
             .then(|| git.spawn_periodic(refresh.interval()))
     });
     let result = runtime.block_on(async move {
-        let _watch = if loaded.config.refresh.watch {
+        // Watching walks every folder of the roots (an inotify watch each): done beside the
+        // first requests instead of before them. Kept alive until serving ends (dropping the
+        // handle drops the watcher once it is set up).
+        let _watch = loaded.config.refresh.watch.then(|| {
             // Git roots are immutable snapshots, followed by the git refresh instead.
             let paths = loaded
                 .roots
@@ -652,16 +694,15 @@ pub fn run_stdio(loaded: &Loaded, git: Option<Arc<crate::git::GitSync>>) -> Resu
                 .map(|r| r.path.clone())
                 .collect();
             let debounce = Duration::from_millis(loaded.config.refresh.debounce_ms);
-            match watch(server.clone(), paths, debounce) {
+            let server = server.clone();
+            tokio::task::spawn_blocking(move || match watch(server, paths, debounce) {
                 Ok(w) => Some(w),
                 Err(e) => {
                     eprintln!("skills-mcp: warning: live reload is off: {e:#}");
                     None
                 }
-            }
-        } else {
-            None
-        };
+            })
+        });
         let served = tokio::select! {
             served = server.serve_transport((tokio::io::stdin(), tokio::io::stdout())) => served,
             signal = stop_signal() => {

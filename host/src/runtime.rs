@@ -37,7 +37,7 @@ pub use bindings::skills_mcp::engine::types::{
     Algorithm, AssetInfo, AssetLocation, Diagnostic, EngineConfig, Entry, EntryKind,
     Error as EngineErrorKind, Execution, ExplainTerm, Explanation, FileData, FileReport,
     ManifestFile, ResolvedSkill, RouteOutcome, ScriptArg, ScriptInfo, SearchHit, Severity,
-    SizeError, SkillInfo, SkillShape, TreeNode, WalkPolicy,
+    SizeError, SkillInfo, SkillShape, SkillSummary, TreeNode, WalkPolicy,
 };
 
 use bindings::SkillsEngine;
@@ -612,6 +612,18 @@ impl Guest {
         self.engine_call("index.skills", |s, e| e.index().call_skills(s, index.0))
     }
 
+    /// Skills `start..start + count` in skill-path order, as listings show them.
+    pub fn summaries(
+        &mut self,
+        index: IndexHandle,
+        start: u32,
+        count: u32,
+    ) -> anyhow::Result<Vec<SkillSummary>> {
+        self.engine_call("index.summaries", |s, e| {
+            e.index().call_summaries(s, index.0, start, count)
+        })
+    }
+
     pub fn get(&mut self, index: IndexHandle, path_or_name: &str) -> anyhow::Result<SkillInfo> {
         let r = self.engine_call("index.get", |s, e| {
             e.index().call_get(s, index.0, path_or_name)
@@ -719,5 +731,12 @@ impl Guest {
 
     pub fn reports(&mut self, index: IndexHandle) -> anyhow::Result<Vec<FileReport>> {
         self.engine_call("index.reports", |s, e| e.index().call_reports(s, index.0))
+    }
+
+    /// The findings of [`Self::reports`] alone, in the same order.
+    pub fn diagnostics(&mut self, index: IndexHandle) -> anyhow::Result<Vec<Diagnostic>> {
+        self.engine_call("index.diagnostics", |s, e| {
+            e.index().call_diagnostics(s, index.0)
+        })
     }
 }

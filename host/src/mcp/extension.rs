@@ -35,8 +35,7 @@ use rmcp::model::{
     SkillResources,
 };
 
-use super::{View, message};
-use crate::runtime::SkillInfo;
+use super::{Listed, View, message};
 
 /// Most files a skill may have to be served.
 pub const MAX_FILES: usize = 512;
@@ -187,7 +186,7 @@ fn invalid(message: String) -> ErrorData {
     ErrorData::invalid_params(message, None)
 }
 
-fn find<'v>(view: &'v View, skill_path: &str) -> Option<&'v SkillInfo> {
+fn find<'v>(view: &'v View, skill_path: &str) -> Option<&'v Listed> {
     view.skills
         .binary_search_by(|s| s.skill_path.as_str().cmp(skill_path))
         .ok()
@@ -204,7 +203,7 @@ fn offset(cursor: Option<&str>) -> Result<usize, ErrorData> {
 }
 
 /// The extension entry of a skill (built once per snapshot).
-pub(crate) fn entry(view: &View, info: &SkillInfo) -> Arc<Result<Entry, String>> {
+pub(crate) fn entry(view: &View, info: &Listed) -> Arc<Result<Entry, String>> {
     if let Some(e) = view
         .extension
         .entries
@@ -240,8 +239,13 @@ fn uri_name(skill_path: &str) -> Result<&str, String> {
     Ok(last)
 }
 
-fn build(view: &View, info: &SkillInfo) -> Result<Entry, String> {
-    let name = uri_name(&info.skill_path)?;
+fn build(view: &View, listed: &Listed) -> Result<Entry, String> {
+    let name = uri_name(&listed.skill_path)?;
+    // The whole skill (its frontmatter) only now, for this one skill.
+    let info = view
+        .catalog
+        .get(&listed.skill_path)
+        .map_err(|e| format!("no skill: {}", message(&e)))?;
     let manifest = view
         .catalog
         .manifest(&info.skill_path)
@@ -408,17 +412,23 @@ pub(crate) fn list_resources(
     view: &View,
     cursor: Option<&str>,
 ) -> Result<ListResourcesResult, ErrorData> {
-    let served: Vec<&SkillInfo> = view
-        .skills
-        .iter()
-        .filter(|s| uri_name(&s.skill_path).is_ok())
+    // Positions (in `view.skills`) of the skills the extension can name.
+    let served: Vec<usize> = (0..view.skills.len())
+        .filter(|&i| uri_name(&view.skills[i].skill_path).is_ok())
         .collect();
     let start = offset(cursor)?;
     let end = (start + RESOURCES_PAGE).min(served.len());
-    let resources = served
-        .get(start..end)
-        .unwrap_or_default()
+    let page = served.get(start..end).unwrap_or_default();
+    // The descriptions of this page: one engine call for the range of skills it spans.
+    let first = page.first().copied().unwrap_or(0);
+    let span = page.last().map_or(0, |&last| last + 1 - first);
+    let summaries = view
+        .catalog
+        .summaries(first as u32, span as u32)
+        .map_err(|e| ErrorData::internal_error(format!("listing the skills: {e:#}"), None))?;
+    let resources = page
         .iter()
+        .filter_map(|&i| summaries.get(i - first))
         .map(|s| {
             Resource::new(skill_md_uri(&s.skill_path), s.skill_path.clone())
                 .with_title(s.name.clone())

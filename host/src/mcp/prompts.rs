@@ -54,13 +54,20 @@ pub(crate) fn list(view: &View, cursor: Option<&str>) -> Result<ListPromptsResul
     };
     let total = view.skills.len() + 1;
     let end = (start + PAGE).min(total);
+    // The skills of this page (prompt i > 0 is skill i - 1), descriptions included.
+    let first = start.max(1) - 1;
+    let skills = if end > first + 1 {
+        view.catalog
+            .summaries(first as u32, (end - 1 - first) as u32)
+            .map_err(|e| ErrorData::internal_error(format!("listing the skills: {e:#}"), None))?
+    } else {
+        Vec::new()
+    };
     let mut prompts = Vec::new();
-    for i in start..end {
-        if i == 0 {
-            prompts.push(load_prompt());
-            continue;
-        }
-        let s = &view.skills[i - 1];
+    if start == 0 && end > 0 {
+        prompts.push(load_prompt());
+    }
+    for s in &skills {
         prompts.push(
             Prompt::new(
                 s.skill_path.clone(),

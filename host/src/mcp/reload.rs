@@ -33,19 +33,21 @@ fn relevant(path: &std::path::Path) -> bool {
 /// Must be called inside a tokio runtime.
 pub fn watch(server: SkillsServer, roots: Vec<PathBuf>, debounce: Duration) -> Result<WatchGuard> {
     let (tx, mut rx) = mpsc::unbounded_channel::<()>();
-    let mut watcher =
-        notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
-            Ok(event) => {
-                if matches!(event.kind, EventKind::Access(_)) {
-                    return;
-                }
-                if event.paths.is_empty() || event.paths.iter().any(|p| relevant(p)) {
-                    let _ = tx.send(());
-                }
+    let handler = move |event: notify::Result<notify::Event>| match event {
+        Ok(event) => {
+            if matches!(event.kind, EventKind::Access(_)) {
+                return;
             }
-            Err(e) => eprintln!("skills-mcp: warning: file watcher: {e}"),
-        })
-        .context("starting the file watcher")?;
+            if event.paths.is_empty() || event.paths.iter().any(|p| relevant(p)) {
+                let _ = tx.send(());
+            }
+        }
+        Err(e) => eprintln!("skills-mcp: warning: file watcher: {e}"),
+    };
+    // Symlinks are not followed: the index never follows them either.
+    let config = notify::Config::default().with_follow_symlinks(false);
+    let mut watcher =
+        notify::RecommendedWatcher::new(handler, config).context("starting the file watcher")?;
     for root in &roots {
         watcher
             .watch(root, RecursiveMode::Recursive)
