@@ -22,7 +22,7 @@
 //! into [`SearchDoc`]s with the engine's own frontmatter helpers. Ranking parameters can be
 //! overridden from the environment for tuning: `RANK_K1`, `RANK_W` (7 comma-separated field
 //! weights), `RANK_B` (7 values), `RANK_JOINED`, `RANK_PREFIX`, `RANK_TYPO`, `RANK_SINGLE_WORD`,
-//! `RANK_BODY_BYTES`.
+//! `RANK_BODY_BYTES`, `RANK_PAIR` (pair weight), `RANK_PAIR_WINDOW`.
 
 use serde_json::json;
 use skills_engine::Index;
@@ -290,6 +290,10 @@ fn params_from_env() -> Params {
     env_f("RANK_PREFIX", &mut p.prefix_factor);
     env_f("RANK_TYPO", &mut p.typo_factor);
     env_f("RANK_SINGLE_WORD", &mut p.single_word_factor);
+    env_f("RANK_PAIR", &mut p.pair_weight);
+    if let Ok(s) = std::env::var("RANK_PAIR_WINDOW") {
+        p.pair_window = s.parse().expect("RANK_PAIR_WINDOW");
+    }
     if let Ok(s) = std::env::var("RANK_BODY_BYTES") {
         p.body_bytes = s.parse().expect("RANK_BODY_BYTES");
     }

@@ -26,28 +26,48 @@
 //! The join of a compound (`fine-tune` -> `finetune`) and a phrase abbreviation
 //! (`pull request` -> `pr`) form slots of weight [`Params::joined_weight`].
 //!
+//! # Proximity (word pairs)
+//! Two request words at most [`Params::pair_window`] words apart (`"publish python package"`:
+//! `publish`+`python`, `publish`+`package`, `python`+`package`; stop words are skipped and do
+//! not count as distance) form a *pair*. A skill whose name or description holds the two terms
+//! as close together (in either order, in the same field) earns the pair's weight:
+//!
+//! ```text
+//! pair(a, b) = pair_weight * (idf(a) + idf(b)) / 2       (Params::pair_weight)
+//! ```
+//!
+//! Pairs are exact terms only (no prefix or typo alternatives). They separate near-ties between
+//! sibling skills: of two skills using the same words, the one whose name or description says
+//! them together is the more specific. The pairs of every skill's name and description are
+//! kept at build time as the sequence of terms of each skill's name and description.
+//!
 //! # Normalisation (what `min_score` and `ambiguity_threshold` mean)
 //! `raw(d) = sum over slots of weight * s(best alternative, d)`. Its ceiling for the request is
 //! `max = sum over slots of weight * idf(slot term)`: every term present and saturated. A term
 //! no skill uses counts in `max` with the idf of a term seen nowhere, so a request about
-//! something no skill covers cannot score high.
+//! something no skill covers cannot score high. `pairs(d)` is the sum of the pairs `d` holds: a
+//! bonus on top of the terms, so a skill holding no pair scores exactly as without proximity
+//! (pairs need both of their words matched, hence they never lift a skill that does not
+//! already account for part of the request).
 //!
 //! ```text
-//! coverage(d) = raw(d) / max                      in 0..=1
+//! coverage(d) = min(1, (raw(d) + pairs(d)) / max) in 0..=1
 //! score(d)    = coverage(d) * evidence(d)         in 0..=1
-//! evidence(d) = single_word_factor (0.5) when the request has two or more words and the skill
+//! evidence(d) = single_word_factor (0.4) when the request has two or more words and the skill
 //!               matches only one of them, or matches none in the fields that describe it
 //!               (name, keywords, description, hints, path: only in headings or body), else 1
 //! ```
 //!
-//! So the score is "the share of the request's information the skill accounts for", halved
-//! when that rests on a single word of a longer request or on body text alone (off-topic
-//! requests typically hit one word, or words of some body: "weather", "cats"). With the defaults `min_score: 0.2` drops skills that account for
+//! So the score is "the share of the request's information the skill accounts for", cut to
+//! 0.4 of it when that rests on a single word of a longer request or on body text alone (off-topic
+//! requests typically hit one word, or words of some body: "weather", "cats"). Skills are ordered
+//! by the uncapped value, so the rare ones past the cap keep their order. With the defaults
+//! `min_score: 0.2` drops skills that account for
 //! less than a fifth of the request, and `ambiguity_threshold: 0.1` calls a request ambiguous
 //! when the runner-up accounts for almost as much of it as the best skill.
 
 use crate::model::{ExplainTerm, Explanation};
-use crate::text::{Analyzer, analyze};
+use crate::text::{Analyzer, Term, analyze};
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
@@ -119,6 +139,12 @@ pub struct Params {
     pub single_word_factor: f64,
     /// Bytes of body text indexed (the rest is ignored even when given).
     pub body_bytes: usize,
+    /// Weight of a pair of request words found close together in a skill's name or
+    /// description, relative to the mean idf of its two terms (0 disables pairs).
+    pub pair_weight: f64,
+    /// Largest distance, in words, between the two terms of a pair (1: adjacent only); the
+    /// same on the request and on the skill's side.
+    pub pair_window: usize,
 }
 
 impl Default for Params {
@@ -132,8 +158,10 @@ impl Default for Params {
             typo_factor: 0.6,
             prefix_min_len: 4,
             typo_min_len: 5,
-            single_word_factor: 0.5,
+            single_word_factor: 0.4,
             body_bytes: BODY_PREFIX_BYTES,
+            pair_weight: 0.1,
+            pair_window: 2,
         }
     }
 }
@@ -264,11 +292,23 @@ struct Slot {
     alts: Vec<Alt>,
 }
 
+/// A pair of request words close together (see the module docs).
+#[derive(Debug, Clone)]
+struct Pair {
+    /// `pair_weight * (idf(a) + idf(b)) / 2`.
+    weight: f64,
+    /// Numbers of the two terms.
+    terms: [u32; 2],
+    /// How they were written.
+    surface: String,
+}
+
 /// A prepared query.
 #[derive(Debug, Clone)]
 struct Query {
     slots: Vec<Slot>,
-    /// Ceiling of the raw score (every slot present and saturated).
+    pairs: Vec<Pair>,
+    /// Ceiling of the slots' raw score (every slot present and saturated); pairs come on top.
     max: f64,
     /// Number of word slots.
     words: usize,
@@ -302,6 +342,55 @@ pub struct SearchIndex {
     avg: [f64; NUM_FIELDS],
     priority: Vec<i32>,
     paths: Vec<String>,
+    /// Per document, the terms of its name, [`SEQ_BREAK`], then those of its description, in
+    /// order (for pairs): document `d`'s are `seq[seq_ends[d - 1]..seq_ends[d]]`.
+    seq: Vec<u32>,
+    seq_ends: Vec<u32>,
+}
+
+/// Separates the name's terms from the description's in [`SearchIndex::seq`].
+const SEQ_BREAK: u32 = u32::MAX;
+
+/// Whether terms `a` and `b` occur at most `window` terms apart in `seq` (not across a
+/// [`SEQ_BREAK`]); `Some(0)` when found before the break (the name), `Some(2)` after it (the
+/// description).
+fn pair_field(seq: &[u32], a: u32, b: u32, window: usize) -> Option<usize> {
+    let mut field = 0;
+    for (i, &x) in seq.iter().enumerate() {
+        if x == SEQ_BREAK {
+            field = 2;
+            continue;
+        }
+        if x != a && x != b {
+            continue;
+        }
+        let other = if x == a { b } else { a };
+        for &y in seq[i + 1..].iter().take(window) {
+            if y == SEQ_BREAK {
+                break;
+            }
+            if y == other {
+                return Some(field);
+            }
+        }
+    }
+    None
+}
+
+/// Order-free key of two term numbers.
+fn pair_key(a: u32, b: u32) -> u64 {
+    (u64::from(a.min(b)) << 32) | u64::from(a.max(b))
+}
+
+/// Calls `f` with every pair of distinct terms of `seq` at most `window` positions apart.
+fn for_each_pair(seq: &[u32], window: usize, mut f: impl FnMut(u32, u32)) {
+    for (i, &a) in seq.iter().enumerate() {
+        for &b in seq.iter().skip(i + 1).take(window) {
+            if a != b {
+                f(a, b);
+            }
+        }
+    }
 }
 
 /// The pieces of the text of each field of `doc`, as indexed (the pieces of a field are
@@ -425,6 +514,8 @@ fn decode_tf(bytes: &[u8], pos: &mut usize) -> [u16; NUM_FIELDS] {
 pub struct Analysed {
     lens: [u32; NUM_FIELDS],
     terms: Box<[u8]>,
+    /// The terms of the name, [`SEQ_BREAK`], those of the description (for pairs).
+    seq: Box<[u32]>,
 }
 
 impl Analysed {
@@ -439,7 +530,7 @@ impl Analysed {
 
     /// Bytes held.
     pub fn heap_bytes(&self) -> usize {
-        self.terms.len()
+        self.terms.len() + self.seq.len() * 4
     }
 }
 
@@ -456,6 +547,9 @@ pub struct Builder {
     ids: Vec<u32>,
     tfs: Vec<[u16; NUM_FIELDS]>,
     scratch: Vec<u8>,
+    /// The document's name terms and description terms, in order.
+    name_seq: Vec<u32>,
+    desc_seq: Vec<u32>,
 }
 
 impl Builder {
@@ -476,11 +570,20 @@ impl Builder {
             ids,
             tfs,
             scratch,
+            name_seq,
+            desc_seq,
         } = self;
+        name_seq.clear();
+        desc_seq.clear();
         field_pieces(doc, params.body_bytes, |f, pieces| {
             analyzer.run_pieces(pieces, |term, _, _, joined| {
                 if !joined {
                     lens[f] += 1;
+                    match f {
+                        0 => name_seq.push(term),
+                        2 => desc_seq.push(term),
+                        _ => {}
+                    }
                 }
                 let t = term as usize;
                 if t >= slot.len() {
@@ -506,9 +609,16 @@ impl Builder {
         }
         ids.clear();
         tfs.clear();
+        let seq = name_seq
+            .iter()
+            .copied()
+            .chain(std::iter::once(SEQ_BREAK))
+            .chain(desc_seq.iter().copied())
+            .collect();
         Analysed {
             lens,
             terms: Box::from(scratch.as_slice()),
+            seq,
         }
     }
 
@@ -582,7 +692,17 @@ impl Builder {
         let mut sat = vec![0f32; at as usize];
         let mut tf_bytes = vec![0u8; tf_at as usize];
         let mut lens = Vec::with_capacity(n_docs);
+        let mut seq = Vec::with_capacity(docs.iter().map(|d| d.seq.len()).sum());
+        let mut seq_ends = Vec::with_capacity(n_docs);
         for (d, doc) in docs.into_iter().enumerate() {
+            seq.extend(doc.seq.iter().map(|&t| {
+                if t == SEQ_BREAK {
+                    SEQ_BREAK
+                } else {
+                    remap[t as usize]
+                }
+            }));
+            seq_ends.push(seq.len() as u32);
             let norm = field_norm(&params, &doc.lens, &avg);
             doc.for_each(|old, tf| {
                 let t = remap[old as usize] as usize;
@@ -613,6 +733,8 @@ impl Builder {
             avg,
             priority,
             paths,
+            seq,
+            seq_ends,
         }
     }
 }
@@ -710,7 +832,8 @@ impl SearchIndex {
 
     /// Take the index apart into its documents' [`Analysed`] forms, numbered by `builder`
     /// (to build again with more documents).
-    pub fn into_analysed(self, builder: &mut Builder) -> Vec<Analysed> {
+    pub fn into_analysed(mut self, builder: &mut Builder) -> Vec<Analysed> {
+        let all_lens = std::mem::take(&mut self.lens);
         let mut per_doc: Vec<Vec<(u32, [u16; NUM_FIELDS])>> = vec![Vec::new(); self.n_docs];
         for t in 0..self.term_ends.len() {
             let id = builder.analyzer.intern_term(self.term(t as u32));
@@ -722,8 +845,9 @@ impl SearchIndex {
         }
         per_doc
             .into_iter()
-            .zip(self.lens)
-            .map(|(mut entries, lens)| {
+            .zip(all_lens)
+            .enumerate()
+            .map(|(d, (mut entries, lens))| {
                 entries.sort_unstable_by_key(|e| e.0);
                 let mut out = Vec::new();
                 let mut prev = 0;
@@ -732,9 +856,21 @@ impl SearchIndex {
                     prev = term;
                     encode_tf(&mut out, &tf);
                 }
+                let start = if d == 0 { 0 } else { self.seq_ends[d - 1] };
+                let seq = self.seq[start as usize..self.seq_ends[d] as usize]
+                    .iter()
+                    .map(|&t| {
+                        if t == SEQ_BREAK {
+                            SEQ_BREAK
+                        } else {
+                            builder.analyzer.intern_term(self.term(t))
+                        }
+                    })
+                    .collect();
                 Analysed {
                     lens,
                     terms: out.into_boxed_slice(),
+                    seq,
                 }
             })
             .collect()
@@ -829,11 +965,11 @@ impl SearchIndex {
     }
 
     /// The request's slots (one per distinct analysed term).
-    fn slots(&self, query: &str) -> Vec<Slot> {
+    fn slots(&self, terms: &[Term]) -> Vec<Slot> {
         let p = &self.params;
         let mut seen = HashSet::new();
         let mut slots = Vec::new();
-        for t in analyze(query) {
+        for t in terms {
             if !seen.insert(t.term.clone()) {
                 continue;
             }
@@ -888,7 +1024,7 @@ impl SearchIndex {
                 }
             }
             slots.push(Slot {
-                surface: t.surface,
+                surface: t.surface.clone(),
                 weight: if t.joined { p.joined_weight } else { 1.0 },
                 idf: known.map_or_else(|| self.unseen_idf(), |id| self.idf(id)),
                 word: !t.joined,
@@ -899,12 +1035,109 @@ impl SearchIndex {
         slots
     }
 
-    /// Analyse a request once: its slots and the ceiling of its raw score.
+    /// The request's pairs: known word terms at most `pair_window` words apart, once each.
+    fn pairs(&self, terms: &[Term]) -> Vec<Pair> {
+        let p = &self.params;
+        if p.pair_weight <= 0.0 {
+            return Vec::new();
+        }
+        let words: Vec<(u32, &str)> = terms
+            .iter()
+            .filter(|t| !t.joined)
+            .filter_map(|t| Some((self.term_id(&t.term)?, t.surface.as_str())))
+            .collect();
+        let ids: Vec<u32> = words.iter().map(|w| w.0).collect();
+        let surface = |id: u32| words.iter().find(|w| w.0 == id).map_or("", |w| w.1);
+        let mut seen = HashSet::new();
+        let mut pairs = Vec::new();
+        for_each_pair(&ids, p.pair_window, |a, b| {
+            if seen.insert((a.min(b), a.max(b))) {
+                pairs.push(Pair {
+                    weight: p.pair_weight * 0.5 * (self.idf(a) + self.idf(b)),
+                    terms: [a, b],
+                    surface: format!("{} {}", surface(a), surface(b)),
+                });
+            }
+        });
+        pairs
+    }
+
+    /// Analyse a request once: its slots, its pairs and the ceiling of its raw score.
     fn prepare(&self, query: &str) -> Query {
-        let slots = self.slots(query);
+        let terms = analyze(query);
+        let slots = self.slots(&terms);
+        let pairs = self.pairs(&terms);
         let max = slots.iter().map(|s| s.weight * s.idf).sum();
         let words = slots.iter().filter(|s| s.word).count();
-        Query { slots, max, words }
+        Query {
+            slots,
+            pairs,
+            max,
+            words,
+        }
+    }
+
+    /// Where `doc` says the two terms of `pair` close together: `Some(0)` in its name,
+    /// `Some(2)` in its description.
+    fn pair_in(&self, pair: &Pair, doc: usize) -> Option<usize> {
+        let start = if doc == 0 { 0 } else { self.seq_ends[doc - 1] };
+        let seq = &self.seq[start as usize..self.seq_ends[doc] as usize];
+        pair_field(seq, pair.terms[0], pair.terms[1], self.params.pair_window)
+    }
+
+    /// The request's pairs as (order-free key of their two terms, index in `q.pairs`), sorted.
+    fn pair_keys(q: &Query) -> Vec<(u64, usize)> {
+        let mut keys: Vec<(u64, usize)> = q
+            .pairs
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (pair_key(p.terms[0], p.terms[1]), i))
+            .collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    /// The pair bonus of document `d` (see the module docs): the weights of the request pairs
+    /// (`keys`, from [`Self::pair_keys`]) its name or description holds, each once. `mask` has
+    /// the bit of every term of a request pair set; `hits` and `held` are scratch space.
+    fn doc_pairs(
+        &self,
+        q: &Query,
+        keys: &[(u64, usize)],
+        mask: &[u64],
+        d: usize,
+        scratch: &mut (Vec<(usize, u32)>, Vec<usize>),
+    ) -> f64 {
+        let (hits, held) = scratch;
+        let start = if d == 0 { 0 } else { self.seq_ends[d - 1] };
+        let seq = &self.seq[start as usize..self.seq_ends[d] as usize];
+        held.clear();
+        for field in seq.split(|&t| t == SEQ_BREAK) {
+            hits.clear();
+            hits.extend(
+                field
+                    .iter()
+                    .enumerate()
+                    .filter(|&(_, &t)| mask[t as usize / 64] >> (t % 64) & 1 == 1)
+                    .map(|(i, &t)| (i, t)),
+            );
+            for (j, &(i, a)) in hits.iter().enumerate() {
+                for &(k, b) in &hits[j + 1..] {
+                    if k - i > self.params.pair_window {
+                        break;
+                    }
+                    if a == b {
+                        continue;
+                    }
+                    let key = pair_key(a, b);
+                    let at = keys.partition_point(|x| x.0 < key);
+                    held.extend(keys[at..].iter().take_while(|x| x.0 == key).map(|x| x.1));
+                }
+            }
+        }
+        held.sort_unstable();
+        held.dedup();
+        held.iter().map(|&i| q.pairs[i].weight).sum()
     }
 
     /// The idf an alternative scores with: its own, but never more than the request term's
@@ -949,22 +1182,27 @@ impl SearchIndex {
         (total, words)
     }
 
-    /// (score, coverage, evidence factor) of a document; `words` counts the request words it
+    /// Score of a document: `(score, coverage, evidence factor, sort key)`. `raw` is the sum of
+    /// its slot scores, `pair` that of the pairs it holds, `words` counts the request words it
     /// matched, plus [`DESCRIBING_WORD`] - 1 for each matched in a describing field.
-    fn finalise(&self, q: &Query, raw: f64, words: u32) -> (f64, f64, f64) {
+    ///
+    /// Coverage is `(raw + pair) / max`, capped at 1; the sort key is the same value uncapped
+    /// (times the evidence factor), so that the rare skills past the cap keep their order.
+    fn finalise(&self, q: &Query, raw: f64, pair: f64, words: u32) -> (f64, f64, f64, f64) {
         let describing = words / DESCRIBING_WORD;
         let all = describing + words % DESCRIBING_WORD;
-        let coverage = if q.max > 0.0 {
-            (raw / q.max).clamp(0.0, 1.0)
+        let share = if q.max > 0.0 {
+            ((raw + pair) / q.max).max(0.0)
         } else {
             0.0
         };
+        let coverage = share.min(1.0);
         let evidence = if q.words >= 2 && (all <= 1 || describing == 0) {
             self.params.single_word_factor
         } else {
             1.0
         };
-        (coverage * evidence, coverage, evidence)
+        (coverage * evidence, coverage, evidence, share * evidence)
     }
 
     /// Whether `doc` holds vocabulary term `term`.
@@ -984,18 +1222,53 @@ impl SearchIndex {
         }
         let (raw, words) = self.raw_scores(&q);
         let mut out: Vec<Scored> = Vec::new();
+        let mut key = vec![0.0f64; self.n_docs];
         for (d, (&r, &w)) in raw.iter().zip(&words).enumerate() {
             if r > 0.0 {
+                let (score, _, _, k) = self.finalise(&q, r, 0.0, w);
+                key[d] = k;
                 out.push(Scored {
                     doc: d,
-                    score: self.finalise(&q, r, w).0,
+                    score,
                     matched: Vec::new(),
                 });
             }
         }
+        if !q.pairs.is_empty() && q.max > 0.0 {
+            // A skill gains at most `bound` from pairs: only those that could then reach the
+            // `limit` best are looked at (exact: the others stay below them).
+            let bound: f64 = q.pairs.iter().map(|p| p.weight).sum::<f64>() / q.max;
+            let threshold = if out.len() > limit {
+                let mut keys: Vec<f64> = out.iter().map(|s| key[s.doc]).collect();
+                let (_, kth, _) = keys.select_nth_unstable_by(limit - 1, |a, b| {
+                    b.partial_cmp(a).unwrap_or(Ordering::Equal)
+                });
+                *kth
+            } else {
+                f64::NEG_INFINITY
+            };
+            let keys = Self::pair_keys(&q);
+            let mut mask = vec![0u64; self.term_ends.len().div_ceil(64)];
+            for t in q.pairs.iter().flat_map(|p| p.terms) {
+                mask[t as usize / 64] |= 1 << (t % 64);
+            }
+            let mut scratch = (Vec::new(), Vec::new());
+            for s in &mut out {
+                let d = s.doc;
+                if words[d] / DESCRIBING_WORD < 2 || key[d] + bound < threshold {
+                    continue;
+                }
+                let pair = self.doc_pairs(&q, &keys, &mask, d, &mut scratch);
+                if pair > 0.0 {
+                    let (score, _, _, k) = self.finalise(&q, raw[d], pair, words[d]);
+                    s.score = score;
+                    key[d] = k;
+                }
+            }
+        }
         let cmp = |a: &Scored, b: &Scored| {
-            b.score
-                .partial_cmp(&a.score)
+            key[b.doc]
+                .partial_cmp(&key[a.doc])
                 .unwrap_or(Ordering::Equal)
                 .then_with(|| self.priority[b.doc].cmp(&self.priority[a.doc]))
                 .then_with(|| self.paths[a.doc].cmp(&self.paths[b.doc]))
@@ -1021,7 +1294,8 @@ impl SearchIndex {
     /// Each line is one request term's share of the final score in one field: its BM25F
     /// contribution split across fields in proportion to their weighted frequencies, divided by
     /// the ceiling and multiplied by the evidence factor. The lines sum to `score`. A term
-    /// matched through an expansion reads `word ~term (prefix|typo)`.
+    /// matched through an expansion reads `word ~term (prefix|typo)`; a pair of request words
+    /// found close together reads `word word (pair)`, in the field where they were found.
     pub fn explain(&self, query: &str, doc: usize) -> Explanation {
         let path = self.paths.get(doc).cloned().unwrap_or_default();
         let mut terms = Vec::new();
@@ -1073,8 +1347,18 @@ impl SearchIndex {
                 }
             }
         }
-        let (score, coverage, evidence) = self.finalise(&q, raw, words);
-        let scale = if raw > 0.0 { score / raw } else { 0.0 };
+        let mut pair_raw = 0.0;
+        if raw > 0.0 {
+            for pair in &q.pairs {
+                if let Some(f) = self.pair_in(pair, doc) {
+                    pair_raw += pair.weight;
+                    lines.push((f, format!("{} (pair)", pair.surface), pair.weight));
+                }
+            }
+        }
+        let (score, coverage, evidence, _) = self.finalise(&q, raw, pair_raw, words);
+        let total = raw + pair_raw;
+        let scale = if total > 0.0 { score / total } else { 0.0 };
         for (f, term, c) in lines {
             terms.push(ExplainTerm {
                 field: FIELD_NAMES[f].to_string(),
@@ -1083,8 +1367,8 @@ impl SearchIndex {
             });
         }
         notes.push(format!(
-            "coverage = raw {raw:.4} / ceiling {:.4} = {coverage:.4} (ceiling: every request \
-             term present and saturated)",
+            "coverage = (raw {raw:.4} + pairs {pair_raw:.4}) / ceiling {:.4} = {coverage:.4} \
+             (ceiling: every request term present and saturated; capped at 1)",
             q.max
         ));
         if evidence < 1.0 {
@@ -1265,23 +1549,23 @@ mod tests {
     }
 
     #[test]
-    fn evidence_factor_halves_single_word_and_body_only_matches() {
+    fn evidence_factor_cuts_single_word_and_body_only_matches() {
         let index = SearchIndex::build(&corpus());
         // "postgres" alone: one word, no halving
         let one = index.search("postgres", 1)[0].score;
         let e = index.explain("postgres", 0);
-        assert!(!e.notes.iter().any(|n| n.contains("x 0.5")), "{e:?}");
+        assert!(!e.notes.iter().any(|n| n.contains("x 0.4")), "{e:?}");
         assert!(one > 0.2);
         // "postgres" plus an unknown word: only one of two words matched -> halved
         let e = index.explain("postgres zzzunknownword", 0);
-        assert!(e.notes.iter().any(|n| n.contains("x 0.5")), "{e:?}");
+        assert!(e.notes.iter().any(|n| n.contains("x 0.4")), "{e:?}");
         // body-only evidence ("lock-free" and "backfill" appear only in the body) -> halved
         let e = index.explain("backfill lock-free", 0);
         assert!(e.score > 0.0);
-        assert!(e.notes.iter().any(|n| n.contains("x 0.5")), "{e:?}");
+        assert!(e.notes.iter().any(|n| n.contains("x 0.4")), "{e:?}");
         // two words in the description: full score
         let e = index.explain("zero downtime", 0);
-        assert!(!e.notes.iter().any(|n| n.contains("x 0.5")), "{e:?}");
+        assert!(!e.notes.iter().any(|n| n.contains("x 0.4")), "{e:?}");
     }
 
     #[test]
@@ -1365,6 +1649,46 @@ mod tests {
             .map(|s| index.paths[s.doc].as_str())
             .collect();
         assert_eq!(order, vec!["c", "a", "b"]);
+    }
+
+    #[test]
+    fn pairs_favour_words_said_together() {
+        // both skills hold "schema" and "review"; only one says them together
+        let docs = vec![
+            doc(
+                "a/apart",
+                "apart",
+                "Review pull requests for style; also covers the database schema of services.",
+                "",
+            ),
+            doc(
+                "b/together",
+                "together",
+                "Schema review for services and their database, with pull requests for style.",
+                "",
+            ),
+        ];
+        let index = SearchIndex::build(&docs);
+        assert_eq!(top(&index, "review schema").as_deref(), Some("b/together"));
+        let e = index.explain("review schema", 1);
+        assert!(e.terms.iter().any(|t| t.term.contains("(pair)")), "{e:?}");
+        let sum: f64 = e.terms.iter().map(|t| t.contribution).sum();
+        assert!((sum - e.score).abs() < 1e-9);
+        // without pairs the two tie on the words alone (or nearly)
+        let flat = SearchIndex::build_with(
+            &docs,
+            Params {
+                pair_weight: 0.0,
+                ..Params::default()
+            },
+        );
+        let e = flat.explain("review schema", 1);
+        assert!(!e.terms.iter().any(|t| t.term.contains("(pair)")), "{e:?}");
+        // a skill holding no pair scores as without proximity
+        let a = index.search("review schema", 2);
+        let b = flat.search("review schema", 2);
+        let apart = |v: &[Scored]| v.iter().find(|s| s.doc == 0).map(|s| s.score);
+        assert_eq!(apart(&a), apart(&b));
     }
 
     #[test]

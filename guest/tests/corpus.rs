@@ -328,4 +328,19 @@ fn combined_corpus_loads() {
             .unwrap()
             .is_empty()
     );
+    // Off-topic requests answer no_match with the default configuration, even where a word of
+    // theirs names a skill ("weather": ambient-weather-automation).
+    for request in [
+        "what is the weather in Paris",
+        "tell me a joke",
+        "what time is it in Tokyo",
+        "recipe for chocolate cake",
+        "how tall is mount everest",
+    ] {
+        let outcome = idx.route(request).unwrap();
+        assert!(
+            matches!(outcome, skills_engine::RouteOutcome::NoMatch),
+            "{request}: {outcome:?}"
+        );
+    }
 }
