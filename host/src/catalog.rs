@@ -83,7 +83,7 @@ impl Default for CatalogOptions {
             engine: EngineConfig::default(),
             runtime: RuntimeOptions::default(),
             max_asset_bytes: DEFAULT_MAX_ASSET_BYTES,
-            batch_bytes: 2 * 1024 * 1024,
+            batch_bytes: 256 * 1024,
             read_threads: std::thread::available_parallelism()
                 .map_or(2, |n| n.get())
                 .clamp(1, 4),

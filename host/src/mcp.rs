@@ -57,7 +57,7 @@ use tokio::sync::broadcast;
 use crate::{
     catalog::{Catalog, CatalogOptions, RootSpec as CatalogRoot},
     config::{self, Config, Loaded},
-    runtime::{Algorithm, EngineConfig, EngineError, EngineErrorKind, Severity},
+    runtime::{Algorithm, EngineConfig, EngineError, EngineErrorKind, Severity, SkillSummary},
 };
 
 pub use reload::watch;
@@ -121,6 +121,28 @@ pub(crate) struct View {
 pub(crate) struct Listed {
     pub skill_path: String,
     pub name: String,
+}
+
+/// The summary of `view.skills[i]` from a page the engine gave for the skills from `first` on;
+/// asked again by path when the catalogue changed since the view was made (the page no longer
+/// lines up), `None` when the skill is gone.
+pub(crate) fn summary_of(
+    view: &View,
+    page: &[SkillSummary],
+    first: usize,
+    i: usize,
+) -> Option<SkillSummary> {
+    let listed = view.skills.get(i)?;
+    match i.checked_sub(first).and_then(|k| page.get(k)) {
+        Some(s) if s.skill_path == listed.skill_path => Some(s.clone()),
+        _ => view.catalog.get(&listed.skill_path).ok().and_then(|info| {
+            (info.skill_path == listed.skill_path).then_some(SkillSummary {
+                skill_path: info.skill_path,
+                name: info.name,
+                description: info.description,
+            })
+        }),
+    }
 }
 
 /// Skills asked of the engine per call when listing them all.
@@ -605,14 +627,21 @@ pub fn open(loaded: &Loaded) -> Result<SkillsServer> {
 
 /// [`open`] with the shared state of other features.
 pub fn open_with(loaded: &Loaded, services: Services) -> Result<SkillsServer> {
+    open_timed(loaded, services).map(|(server, _)| server)
+}
+
+/// [`open_with`], and how long the index build (`Catalog::open`) took.
+fn open_timed(loaded: &Loaded, services: Services) -> Result<(SkillsServer, Duration)> {
+    let started = std::time::Instant::now();
     let catalog = Catalog::open(
         catalog_roots(&loaded.roots),
         catalog_options(&loaded.config),
     )
     .context("indexing the skill roots")?;
+    let built = started.elapsed();
     let server = SkillsServer::with_services(catalog, loaded.config.clone(), services);
     server.log_reports();
-    Ok(server)
+    Ok((server, built))
 }
 
 /// The catalogue's roots for the configured ones (same order).
@@ -664,10 +693,11 @@ pub fn run_stdio(loaded: &Loaded, git: Option<Arc<crate::git::GitSync>>) -> Resu
         git: git.clone(),
         ..Services::default()
     };
-    let server = open_with(loaded, services)?;
+    let (server, built) = open_timed(loaded, services)?;
     eprintln!(
-        "skills-mcp: {} skills indexed; serving MCP on stdio",
-        server.inner.catalog.len().unwrap_or(0)
+        "skills-mcp: {} skills indexed in {} ms; serving MCP on stdio",
+        server.inner.catalog.len().unwrap_or(0),
+        built.as_millis()
     );
     let _periodic = git.map(|git| {
         let _in_runtime = runtime.enter();

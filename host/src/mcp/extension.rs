@@ -428,7 +428,7 @@ pub(crate) fn list_resources(
         .map_err(|e| ErrorData::internal_error(format!("listing the skills: {e:#}"), None))?;
     let resources = page
         .iter()
-        .filter_map(|&i| summaries.get(i - first))
+        .filter_map(|&i| super::summary_of(view, &summaries, first, i))
         .map(|s| {
             Resource::new(skill_md_uri(&s.skill_path), s.skill_path.clone())
                 .with_title(s.name.clone())

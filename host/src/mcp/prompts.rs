@@ -67,7 +67,9 @@ pub(crate) fn list(view: &View, cursor: Option<&str>) -> Result<ListPromptsResul
     if start == 0 && end > 0 {
         prompts.push(load_prompt());
     }
-    for s in &skills {
+    for s in
+        (first..end.saturating_sub(1)).filter_map(|i| super::summary_of(view, &skills, first, i))
+    {
         prompts.push(
             Prompt::new(
                 s.skill_path.clone(),
