@@ -584,6 +584,19 @@ fn the_configuration_applies_to_every_verb() {
         .unwrap();
     assert_exit(&o, 0);
     assert_eq!(json(&o)["results"][0]["skill_path"], "gadgets");
+    // --no-default-roots leaves it out: only the --root given is searched.
+    let o = bin()
+        .current_dir(home.path())
+        .env("HOME", home.path())
+        .env("SKILLS_MCP_CACHE_DIR", cache_dir())
+        .args(["--no-default-roots", "--root"])
+        .arg(extra.path())
+        .args(["list", "--json"])
+        .output()
+        .unwrap();
+    assert_exit(&o, 0);
+    assert!(stdout(&o).contains("\"widgets\""), "{}", stdout(&o));
+    assert!(!stdout(&o).contains("gadgets"), "{}", stdout(&o));
 }
 
 /// A root that is not a directory is a warning while another root serves, and an error (not

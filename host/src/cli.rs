@@ -42,6 +42,11 @@ pub struct GlobalArgs {
     #[arg(long = "root", value_name = "DIR", global = true)]
     pub roots: Vec<PathBuf>,
 
+    /// Do not add the standard folders (~/.claude/skills, ./skills, ...) to the roots: serve
+    /// only `--root`, `SKILLS_DIR` and the configured sources.
+    #[arg(long, global = true)]
+    pub no_default_roots: bool,
+
     /// How requests are matched to skills.
     #[arg(long, value_enum, global = true, value_name = "NAME")]
     pub algorithm: Option<AlgorithmArg>,
@@ -247,8 +252,9 @@ fn load(
     crate::config::Loaded,
     Option<std::sync::Arc<crate::git::GitSync>>,
 )> {
-    let options =
+    let mut options =
         crate::config::LoadOptions::from_process(global.config.clone(), global.roots.clone());
+    options.no_default_roots = global.no_default_roots;
     let mut loaded = crate::config::load(&options)?;
     // Git sources are cloned or fetched before indexing; then their config.yaml exists to read.
     let git = crate::git::start_blocking(&loaded.config)?;

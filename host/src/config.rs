@@ -22,7 +22,8 @@
 //! # Roots (lowest precedence first)
 //!
 //! `~/.claude/skills`, `~/.agents/skills`, `./.claude/skills`, `./.agents/skills`, `./skills`
-//! (each only when it is a directory, and only while `sources.default_roots` is true), then the
+//! (each only when it is a directory, and only while `sources.default_roots` is true and
+//! `--no-default-roots` is not given), then the
 //! git sources (`sources.repo`, then each of `sources.repos`; see [`crate::git`]), then each
 //! entry of `sources.roots`, then each entry of `SKILLS_DIR` (a path list: `:`-separated on Unix),
 //! then each `--root DIR`, in order. A named root that is not a directory is skipped with a
@@ -452,6 +453,8 @@ pub struct LoadOptions {
     pub home: Option<PathBuf>,
     /// The bundled skills folder, if any.
     pub bundled: Option<PathBuf>,
+    /// `--no-default-roots`: skip the standard folders whatever `sources.default_roots` says.
+    pub no_default_roots: bool,
 }
 
 /// The environment variables the configuration reads.
@@ -479,6 +482,7 @@ impl LoadOptions {
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             home: std::env::home_dir(),
             bundled: bundled_skills_dir(),
+            no_default_roots: false,
         }
     }
 }
@@ -786,7 +790,7 @@ pub fn resolve_roots(
 ) -> Result<Vec<RootSpec>> {
     let sources = &config.sources;
     let mut roots = Vec::new();
-    if sources.default_roots {
+    if sources.default_roots && !opts.no_default_roots {
         let mut standard = Vec::new();
         if let Some(home) = &opts.home {
             standard.push(home.join(".claude").join("skills"));
