@@ -22,7 +22,13 @@ fn main() {
         .to_path_buf();
     let out_dir = PathBuf::from(env::var_os("OUT_DIR").expect("OUT_DIR"));
 
-    for watched in ["guest/src", "guest/Cargo.toml", "wit", "Cargo.lock", "Cargo.toml"] {
+    for watched in [
+        "guest/src",
+        "guest/Cargo.toml",
+        "wit",
+        "Cargo.lock",
+        "Cargo.toml",
+    ] {
         println!(
             "cargo:rerun-if-changed={}",
             workspace.join(watched).display()
