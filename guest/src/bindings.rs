@@ -258,7 +258,9 @@ impl x::GuestIndex for IndexResource {
     }
 
     fn diagnostics(&self) -> Vec<t::Diagnostic> {
-        crate::views::diagnostics(&self.0.borrow())
+        self.0
+            .borrow()
+            .diagnostics()
             .into_iter()
             .map(diagnostic)
             .collect()

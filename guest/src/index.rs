@@ -122,6 +122,23 @@ struct Report {
     notes: Vec<Note>,
 }
 
+impl Report {
+    /// The findings as located diagnostics of file `path` of root `root`.
+    fn diagnostics<'a>(
+        &'a self,
+        root: u32,
+        path: &'a str,
+    ) -> impl Iterator<Item = Diagnostic> + 'a {
+        self.notes.iter().map(move |n| Diagnostic {
+            root,
+            path: path.to_string(),
+            line: n.line,
+            severity: n.severity,
+            message: n.message.clone(),
+        })
+    }
+}
+
 /// A skill index (see the module docs for the build protocol and rules).
 #[derive(Debug)]
 pub struct Index {
@@ -1261,18 +1278,17 @@ impl Index {
                 path: path.clone(),
                 skill_path: r.skill_path.clone(),
                 worst: r.notes.iter().map(|n| n.severity).max(),
-                diagnostics: r
-                    .notes
-                    .iter()
-                    .map(|n| Diagnostic {
-                        root: *root,
-                        path: path.clone(),
-                        line: n.line,
-                        severity: n.severity,
-                        message: n.message.clone(),
-                    })
-                    .collect(),
+                diagnostics: r.diagnostics(*root, path).collect(),
             })
+            .collect()
+    }
+
+    /// Every finding of [`Self::reports`], in its order, without copying the files that have
+    /// none.
+    pub fn diagnostics(&self) -> Vec<Diagnostic> {
+        self.reports
+            .iter()
+            .flat_map(|((root, path), r)| r.diagnostics(*root, path))
             .collect()
     }
 }
