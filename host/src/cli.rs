@@ -236,7 +236,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 /// `serve`: the configuration (see [`crate::config`] for the precedence; `--algorithm` is a flag,
 /// so it wins), then the MCP server on stdio.
 fn serve(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
-    let (loaded, git) = load(global)?;
+    let (loaded, git) = load(global, true)?;
     crate::mcp::run_stdio(&loaded, git)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -244,10 +244,11 @@ fn serve(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
 /// The configuration every verb uses, as `serve` does: defaults < each root's `config.yaml` <
 /// `--config FILE` < environment < flags, with the roots it resolves (standard folders,
 /// `sources`, `SKILLS_DIR`, `--root`; the bundled folder when none). Git sources are cloned or
-/// fetched first (their cache is used when the network is down), so their skills are searchable
-/// from the shell too.
+/// fetched first when `sync_git` (their cache is used when the network is down), so their skills
+/// are searchable from the shell too.
 fn load(
     global: &GlobalArgs,
+    sync_git: bool,
 ) -> anyhow::Result<(
     crate::config::Loaded,
     Option<std::sync::Arc<crate::git::GitSync>>,
@@ -257,7 +258,11 @@ fn load(
     options.no_default_roots = global.no_default_roots;
     let mut loaded = crate::config::load(&options)?;
     // Git sources are cloned or fetched before indexing; then their config.yaml exists to read.
-    let git = crate::git::start_blocking(&loaded.config)?;
+    let git = if sync_git {
+        crate::git::start_blocking(&loaded.config)?
+    } else {
+        None
+    };
     if git.is_some() {
         loaded = crate::config::load(&options)?;
     }
@@ -271,12 +276,13 @@ fn load(
 }
 
 /// Open a catalog with the configuration of [`load`]; `explicit_roots` (from `validate ROOT...`)
-/// replace the configured roots. Configuration warnings go to stderr.
+/// replace the configured roots (and no git source is fetched). Configuration warnings go to
+/// stderr.
 fn open(
     global: &GlobalArgs,
     explicit_roots: &[PathBuf],
 ) -> anyhow::Result<(Catalog, crate::config::Config)> {
-    let (loaded, _git) = load(global)?;
+    let (loaded, _git) = load(global, explicit_roots.is_empty())?;
     for warning in &loaded.warnings {
         eprintln!("skills-mcp: warning: {warning}");
     }
