@@ -1005,50 +1005,51 @@ pub fn key_line(block: &Block<'_>, key: &str) -> Option<u32> {
 /// Lines are those of [`str::lines`]; a line indented by 4 or more spaces is neither a fence
 /// nor a heading; a run of 3 or more `` ` `` or `~` opens a fence, closed by a run of the same
 /// character at least as long with nothing else but whitespace.
+///
+/// Only lines whose first non-space byte is `#`, `` ` `` or `~` matter: the body is scanned
+/// for those bytes (8 at a time), and a hit counts when only up to 3 spaces stand between it
+/// and the start of its line.
 pub fn headings(body: &str, max_bytes: usize) -> String {
     let b = body.as_bytes();
     let mut out = String::new();
     let mut fence: Option<(u8, usize)> = None;
     let mut pos = 0;
-    while pos < b.len() {
-        let (end, next) = match body[pos..].find('\n') {
-            // A `\r` before the `\n` is not part of the line (as `str::lines`).
-            Some(i) if i > 0 && b[pos + i - 1] == b'\r' => (pos + i - 1, pos + i + 1),
-            Some(i) => (pos + i, pos + i + 1),
-            None => (b.len(), b.len()),
-        };
-        let line = pos;
-        pos = next;
-        let mut s = line;
-        while s < end && b[s] == b' ' {
-            s += 1;
-            if s - line > 3 {
-                break;
-            }
+    while let Some(p) = find_markup(b, pos) {
+        pos = p + 1;
+        let mut s = p;
+        while s > 0 && p - s < 3 && b[s - 1] == b' ' {
+            s -= 1;
         }
-        if s - line > 3 || s == end {
+        if s > 0 && b[s - 1] != b'\n' {
+            // Not the first non-space byte of its line, or indented 4 or more.
             continue;
         }
-        let first = b[s];
-        if first == b'`' || first == b'~' {
-            let run = b[s..end].iter().take_while(|&&x| x == first).count();
-            if run >= 3 {
-                match fence {
-                    None => fence = Some((first, run)),
-                    Some((open, len))
-                        if open == first && run >= len && body[s + run..end].trim().is_empty() =>
-                    {
+        let first = b[p];
+        if first != b'#' {
+            let run = b[p..].iter().take_while(|&&x| x == first).count();
+            pos = p + run;
+            if run < 3 {
+                continue;
+            }
+            match fence {
+                None => fence = Some((first, run)),
+                Some((open, len)) if open == first && run >= len => {
+                    let (end, next) = line_end(body, p);
+                    if body[p + run..end].trim().is_empty() {
                         fence = None;
                     }
-                    Some(_) => {}
+                    pos = next;
                 }
+                Some(_) => {}
             }
             continue;
         }
-        if first != b'#' || fence.is_some() {
+        if fence.is_some() {
             continue;
         }
-        let trimmed = &body[s..end];
+        let (end, next) = line_end(body, p);
+        pos = next;
+        let trimmed = &body[p..end];
         let hashes = trimmed.bytes().take_while(|&b| b == b'#').count();
         if hashes > 6 {
             continue;
@@ -1071,6 +1072,39 @@ pub fn headings(body: &str, max_bytes: usize) -> String {
         out.push_str(text);
     }
     out
+}
+
+/// The end of the line holding byte `p` of `text` (as [`str::lines`]: without its `\n`, nor
+/// a `\r` before the `\n`), and the start of the next line.
+fn line_end(text: &str, p: usize) -> (usize, usize) {
+    match text[p..].find('\n') {
+        Some(i) if i > 0 && text.as_bytes()[p + i - 1] == b'\r' => (p + i - 1, p + i + 1),
+        Some(i) => (p + i, p + i + 1),
+        None => (text.len(), text.len()),
+    }
+}
+
+/// The first `#`, `` ` `` or `~` of `b` at or after `from`, 8 bytes at a time.
+fn find_markup(b: &[u8], from: usize) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    // Bytes of `x` that are zero get their high bit set; the lowest one set is always a
+    // true zero (only bits above a true zero can be false positives).
+    fn zeros(x: u64) -> u64 {
+        x.wrapping_sub(LO) & !x & HI
+    }
+    let mut i = from;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+        let z = zeros(w ^ (LO * u64::from(b'#')))
+            | zeros(w ^ (LO * u64::from(b'`')))
+            | zeros(w ^ (LO * u64::from(b'~')));
+        if z != 0 {
+            return Some(i + (z.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    (i..b.len()).find(|&j| matches!(b[j], b'#' | b'`' | b'~'))
 }
 
 /// The first `max_bytes` of `text`, cut on a character boundary.
@@ -2115,6 +2149,24 @@ mod tests {
                 "{body:?}"
             );
         }
+    }
+
+    #[test]
+    fn find_markup_finds_the_first_hit() {
+        let text = "abcdefgh#ijklmnop`qr~~~\u{e9}#";
+        let b = text.as_bytes();
+        for from in 0..=b.len() {
+            let want = (from..b.len()).find(|&j| matches!(b[j], b'#' | b'`' | b'~'));
+            assert_eq!(find_markup(b, from), want, "from {from}");
+        }
+        // A hit after a byte equal to a searched byte plus one (no borrow false positives).
+        let b = b"$$$$$$$$\x22#\x24`\x7F~\x01\x00";
+        for from in 0..b.len() {
+            let want = (from..b.len()).find(|&j| matches!(b[j], b'#' | b'`' | b'~'));
+            assert_eq!(find_markup(b, from), want, "from {from}");
+        }
+        assert_eq!(find_markup(b"", 0), None);
+        assert_eq!(find_markup(b"plain text without any", 0), None);
     }
 
     /// Every Markdown file of the corpus gives the same headings as the reference.
