@@ -170,33 +170,70 @@ fn yaml_printable(c: char) -> bool {
     }
 }
 
-/// Parse the frontmatter YAML of `block` into a mapping. An empty frontmatter is an empty
-/// mapping. Errors are located in the file (fence offset + YAML line) and say what is wrong.
-pub fn parse(block: &Block<'_>, notes: &mut Vec<Note>) -> Result<Mapping, Note> {
-    let cleaned;
-    let yaml = if block.yaml.chars().all(yaml_printable) {
-        block.yaml
-    } else {
-        for (i, line) in block.yaml.lines().enumerate() {
-            if let Some(c) = line.chars().find(|&c| !yaml_printable(c)) {
-                notes.push(Note::new(
-                    Some(block.open_line + 1 + i as u32),
-                    Severity::Warning,
-                    format!(
-                        "the frontmatter contains a control character (U+{:04X}) that YAML does not allow; it was replaced by U+FFFD",
-                        c as u32
-                    ),
-                ));
+/// Whether every character of `s` is one YAML accepts (as [`yaml_printable`]), checked on
+/// the bytes: ASCII controls other than tab and newline (and `\r`), DEL, the C1 controls
+/// other than NEL (`C2 80..9F`) and U+FFFE/U+FFFF (`EF BF BE/BF`) are refused.
+fn all_printable(s: &str) -> bool {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c < 0x80 {
+            if (c < 0x20 && !matches!(c, b'\t' | b'\n' | b'\r')) || c == 0x7F {
+                return false;
             }
+        } else if c == 0xC2 {
+            let d = b[i + 1];
+            if (0x80..=0x9F).contains(&d) && d != 0x85 {
+                return false;
+            }
+        } else if c == 0xEF && b[i + 1] == 0xBF && matches!(b[i + 2], 0xBE | 0xBF) {
+            return false;
         }
-        cleaned = block
+        i += 1;
+    }
+    true
+}
+
+/// The frontmatter YAML of `block` as YAML will read it: characters YAML does not allow
+/// are replaced by U+FFFD, each line holding one gets a located warning.
+#[doc(hidden)]
+pub fn clean_yaml<'a>(block: &Block<'a>, notes: &mut Vec<Note>) -> std::borrow::Cow<'a, str> {
+    if all_printable(block.yaml) {
+        return std::borrow::Cow::Borrowed(block.yaml);
+    }
+    for (i, line) in block.yaml.lines().enumerate() {
+        if let Some(c) = line.chars().find(|&c| !yaml_printable(c)) {
+            notes.push(Note::new(
+                Some(block.open_line + 1 + i as u32),
+                Severity::Warning,
+                format!(
+                    "the frontmatter contains a control character (U+{:04X}) that YAML does not allow; it was replaced by U+FFFD",
+                    c as u32
+                ),
+            ));
+        }
+    }
+    std::borrow::Cow::Owned(
+        block
             .yaml
             .chars()
             .map(|c| if yaml_printable(c) { c } else { '\u{FFFD}' })
-            .collect::<String>();
-        &cleaned
-    };
-    match serde_yaml::from_str::<Value>(yaml) {
+            .collect::<String>(),
+    )
+}
+
+/// Parse the frontmatter YAML of `block` into a mapping. An empty frontmatter is an empty
+/// mapping. Errors are located in the file (fence offset + YAML line) and say what is wrong.
+///
+/// Common simple frontmatter is read by [`parse_simple`]; anything it is not sure about goes
+/// to `serde_yaml`, which also gives every error.
+pub fn parse(block: &Block<'_>, notes: &mut Vec<Note>) -> Result<Mapping, Note> {
+    let yaml = clean_yaml(block, notes);
+    if let Some(m) = parse_simple(&yaml) {
+        return Ok(m);
+    }
+    match serde_yaml::from_str::<Value>(&yaml) {
         Ok(Value::Mapping(m)) => Ok(m),
         Ok(Value::Null) => Ok(Mapping::new()),
         Ok(Value::Tagged(t)) if matches!(t.value, Value::Mapping(_)) => match t.value {
@@ -223,6 +260,511 @@ pub fn parse(block: &Block<'_>, notes: &mut Vec<Note>) -> Result<Mapping, Note> 
                     relocate(&e.to_string(), block.open_line)
                 ),
             ))
+        }
+    }
+}
+
+/// The fast path of [`parse`]: `yaml` read by a small parser for the simple YAML that real
+/// frontmatter mostly is, giving exactly the mapping `serde_yaml` would give, or `None` when
+/// it is not sure (then `serde_yaml` decides, errors included).
+///
+/// Accepted: a top-level block mapping at column 0 whose keys are plain words
+/// (`[A-Za-z_][A-Za-z0-9_./-]*`, not `null`/`true`/... in any case), unique; values are
+///
+/// - plain scalars that are obviously strings (the first character is a letter or another
+///   character with no YAML meaning, the scalar is not `null`/`true`/`yes`/... in any case,
+///   holds no `: `, ` #` and does not end with `:`), possibly wrapped over more-indented
+///   lines (folded as YAML does);
+/// - single- and double-quoted scalars on one line (`''` and backslash escapes);
+/// - literal and folded block scalars (`|`, `>`, with `-` or `+`; no explicit indentation,
+///   no more-indented lines in folded ones);
+/// - nothing (`null`), a nested mapping of the same kind (more indented), a block list
+///   (more indented, or at the key's column) of one-line scalar items or of mappings of the
+///   same kind (`- key: value`), a one-line flow list of scalar items (`[a, 'b']`, `[]`).
+///
+/// Whole-line comments and blank lines are skipped between entries. Refused (`None`): tabs,
+/// carriage returns, NEL/LS/PS/BOM characters, anchors, aliases, tags, `?` keys, flow
+/// mappings, document markers, directives, comments after values, numbers, booleans,
+/// dates, unusual indentation and anything else.
+pub fn parse_simple(yaml: &str) -> Option<Mapping> {
+    simple::parse(yaml)
+}
+
+/// The hand-written parser behind [`parse_simple`].
+mod simple {
+    use serde_yaml::{Mapping, Value};
+
+    pub(super) fn parse(yaml: &str) -> Option<Mapping> {
+        let body = yaml.strip_suffix('\n')?;
+        if !safe_bytes(yaml.as_bytes()) {
+            return None;
+        }
+        let mut p = Parser {
+            lines: body.split('\n').collect(),
+            i: 0,
+        };
+        let m = p.mapping(0)?;
+        if p.peek().is_some() {
+            return None;
+        }
+        Some(m)
+    }
+
+    /// No byte or character the parser does not handle: tabs, `\r`, other controls, and
+    /// the characters YAML treats as line breaks or skips (U+0085, U+2028, U+2029, U+FEFF),
+    /// and U+FFFE/U+FFFF.
+    fn safe_bytes(b: &[u8]) -> bool {
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            if c < 0x80 {
+                if (c < 0x20 && c != b'\n') || c == 0x7F {
+                    return false;
+                }
+            } else if c == 0xC2 {
+                if b[i + 1] < 0xA0 {
+                    return false;
+                }
+            } else if c == 0xE2 {
+                if b[i + 1] == 0x80 && matches!(b[i + 2], 0xA8 | 0xA9) {
+                    return false;
+                }
+            } else if c == 0xEF
+                && ((b[i + 1] == 0xBB && b[i + 2] == 0xBF)
+                    || (b[i + 1] == 0xBF && matches!(b[i + 2], 0xBE | 0xBF)))
+            {
+                return false;
+            }
+            i += 1;
+        }
+        true
+    }
+
+    /// Words a plain scalar may not be, in any case: YAML 1.1 or 1.2 nulls, booleans and
+    /// special floats (some are strings for `serde_yaml`, but that is not worth being sure of).
+    const SPECIAL: &[&str] = &[
+        "null", "true", "false", "yes", "no", "on", "off", "y", "n", "nan", "inf", "infinity",
+    ];
+
+    fn special_word(s: &str) -> bool {
+        s.len() <= 8 && SPECIAL.iter().any(|w| s.eq_ignore_ascii_case(w))
+    }
+
+    /// Whether a plain scalar starting with `c` is surely a string and surely a plain scalar
+    /// (no YAML indicator, digit, sign, dot, space or `=`; `<<` is refused by [`plain_ok`]).
+    fn plain_start(c: u8) -> bool {
+        !(c.is_ascii_digit()
+            || c.is_ascii_whitespace()
+            || matches!(
+                c,
+                b'-' | b'.'
+                    | b'+'
+                    | b'~'
+                    | b'['
+                    | b']'
+                    | b'{'
+                    | b'}'
+                    | b','
+                    | b'!'
+                    | b'&'
+                    | b'*'
+                    | b'|'
+                    | b'>'
+                    | b'@'
+                    | b'`'
+                    | b'%'
+                    | b'#'
+                    | b'\''
+                    | b'"'
+                    | b'?'
+                    | b':'
+                    | b'='
+            ))
+    }
+
+    /// A one-line plain scalar in block context, already trimmed: surely a string.
+    fn plain_ok(s: &str) -> bool {
+        !s.is_empty()
+            && plain_start(s.as_bytes()[0])
+            && !special_word(s)
+            && !s.starts_with("<<")
+            && !s.ends_with(':')
+            && !s.contains(": ")
+            && !s.contains(" #")
+    }
+
+    fn indent_of(line: &str) -> usize {
+        line.len() - line.trim_start_matches(' ').len()
+    }
+
+    fn is_blank(line: &str) -> bool {
+        line.bytes().all(|b| b == b' ')
+    }
+
+    fn is_dash(t: &str) -> bool {
+        t == "-" || t.starts_with("- ")
+    }
+
+    struct Parser<'a> {
+        lines: Vec<&'a str>,
+        i: usize,
+    }
+
+    impl<'a> Parser<'a> {
+        /// Skip blank and comment lines; the indentation and text of the next line, if any.
+        fn peek(&mut self) -> Option<(usize, &'a str)> {
+            while let Some(&line) = self.lines.get(self.i) {
+                let t = line.trim_start_matches(' ');
+                if t.is_empty() || t.starts_with('#') {
+                    self.i += 1;
+                    continue;
+                }
+                return Some((line.len() - t.len(), t));
+            }
+            None
+        }
+
+        /// A block mapping whose keys are at column `n`.
+        fn mapping(&mut self, n: usize) -> Option<Mapping> {
+            self.mapping_from(n, None)
+        }
+
+        /// A block mapping whose keys are at column `n`; its first entry is `first` when it
+        /// starts on a list item's line (the current line).
+        fn mapping_from(&mut self, n: usize, first: Option<&'a str>) -> Option<Mapping> {
+            let mut m = Mapping::new();
+            if let Some(t) = first {
+                self.entry(&mut m, n, t)?;
+            }
+            while let Some((ind, t)) = self.peek() {
+                if ind < n {
+                    break;
+                }
+                if ind > n {
+                    return None;
+                }
+                self.entry(&mut m, n, t)?;
+            }
+            (!m.is_empty()).then_some(m)
+        }
+
+        /// The entry whose key is at column `n` of the current line, `t` from the key on.
+        fn entry(&mut self, m: &mut Mapping, n: usize, t: &'a str) -> Option<()> {
+            let (key, after) = split_key(t)?;
+            self.i += 1;
+            let value = self.value(n, after)?;
+            let key = Value::String(key.to_owned());
+            if m.contains_key(&key) {
+                return None;
+            }
+            m.insert(key, value);
+            Some(())
+        }
+
+        /// The value of a key at column `n`; `after` is the rest of the key line after `:`.
+        fn value(&mut self, n: usize, after: &'a str) -> Option<Value> {
+            let v = after.trim_matches(' ');
+            let Some(&first) = v.as_bytes().first() else {
+                return Some(match self.peek() {
+                    Some((ind, t)) if ind > n && is_dash(t) => self.sequence(ind, false)?,
+                    Some((ind, _)) if ind > n => Value::Mapping(self.mapping(ind)?),
+                    Some((ind, t)) if ind == n && is_dash(t) => self.sequence(n, true)?,
+                    _ => Value::Null,
+                });
+            };
+            match first {
+                b'\'' | b'"' => quoted_alone(v).map(Value::String),
+                b'[' => flow_list(v),
+                b'|' | b'>' => self.block_scalar(n, v).map(Value::String),
+                _ => self.plain(n, v).map(Value::String),
+            }
+        }
+
+        /// A plain scalar starting with `first` (trimmed) on a key line at column `n`, and
+        /// its continuation lines (more indented than `n`), folded.
+        fn plain(&mut self, n: usize, first: &str) -> Option<String> {
+            if !plain_ok(first) {
+                return None;
+            }
+            let mut out = first.to_owned();
+            let mut blank = 0;
+            let mut j = self.i;
+            while let Some(&line) = self.lines.get(j) {
+                let t = line.trim_start_matches(' ');
+                if t.is_empty() {
+                    blank += 1;
+                    j += 1;
+                    continue;
+                }
+                if line.len() - t.len() <= n {
+                    break;
+                }
+                let t = t.trim_end_matches(' ');
+                if !plain_ok(t) {
+                    return None;
+                }
+                if blank == 0 {
+                    out.push(' ');
+                } else {
+                    for _ in 0..blank {
+                        out.push('\n');
+                    }
+                }
+                out.push_str(t);
+                blank = 0;
+                j += 1;
+                self.i = j;
+            }
+            Some(out)
+        }
+
+        /// A block list whose `-` are at column `m`; `compact`: at the column of its key
+        /// (then a line at `m` that is not an item ends it). Items are one-line scalars or
+        /// mappings (`- key: value`, more keys below at the column of the first).
+        fn sequence(&mut self, m: usize, compact: bool) -> Option<Value> {
+            let mut items = Vec::new();
+            while let Some((ind, t)) = self.peek() {
+                if ind < m {
+                    break;
+                }
+                if ind > m {
+                    return None;
+                }
+                if !is_dash(t) {
+                    if compact {
+                        break;
+                    }
+                    return None;
+                }
+                let item = t[1..].trim_start_matches(' ');
+                if split_key(item).is_some() {
+                    // A mapping item: its keys are at the column of the first one.
+                    let column = ind + (t.len() - item.len());
+                    items.push(Value::Mapping(self.mapping_from(column, Some(item))?));
+                    continue;
+                }
+                let item = item.trim_end_matches(' ');
+                let first = *item.as_bytes().first()?;
+                self.i += 1;
+                items.push(Value::String(match first {
+                    b'\'' | b'"' => quoted_alone(item)?,
+                    _ if plain_ok(item) => item.to_owned(),
+                    _ => return None,
+                }));
+            }
+            Some(Value::Sequence(items))
+        }
+
+        /// A block scalar whose header (`|`, `>`, with `-` or `+`) is `header`, for a key at
+        /// column `n`: its lines follow.
+        fn block_scalar(&mut self, n: usize, header: &str) -> Option<String> {
+            let h = header.as_bytes();
+            let literal = h[0] == b'|';
+            let chomp = match h.get(1) {
+                None => b' ',
+                Some(&c @ (b'-' | b'+')) if h.len() == 2 => c,
+                _ => return None,
+            };
+            // Leading blank lines, then the first content line sets the indentation.
+            let mut j = self.i;
+            let mut leading_max = 0;
+            while let Some(&line) = self.lines.get(j) {
+                if !is_blank(line) {
+                    break;
+                }
+                leading_max = leading_max.max(line.len());
+                j += 1;
+            }
+            let c = indent_of(self.lines.get(j)?);
+            if c <= n || leading_max > c {
+                return None;
+            }
+            let mut out = String::new();
+            for _ in self.i..j {
+                out.push('\n');
+            }
+            let mut first = true;
+            let mut blank = 0;
+            while let Some(&line) = self.lines.get(j) {
+                if is_blank(line) {
+                    if line.len() > c {
+                        return None;
+                    }
+                    blank += 1;
+                    j += 1;
+                    continue;
+                }
+                let ind = indent_of(line);
+                if ind < c {
+                    break;
+                }
+                if !literal && ind > c {
+                    return None;
+                }
+                if !first {
+                    if literal {
+                        for _ in 0..=blank {
+                            out.push('\n');
+                        }
+                    } else if blank == 0 {
+                        out.push(' ');
+                    } else {
+                        for _ in 0..blank {
+                            out.push('\n');
+                        }
+                    }
+                }
+                out.push_str(&line[c..]);
+                first = false;
+                blank = 0;
+                j += 1;
+            }
+            match chomp {
+                b'-' => {}
+                b'+' => {
+                    for _ in 0..=blank {
+                        out.push('\n');
+                    }
+                }
+                _ => out.push('\n'),
+            }
+            self.i = j;
+            Some(out)
+        }
+    }
+
+    /// A key line's key (a plain word) and the text after its `:`.
+    fn split_key(t: &str) -> Option<(&str, &str)> {
+        let b = t.as_bytes();
+        if !b
+            .first()
+            .is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_')
+        {
+            return None;
+        }
+        let k = b.iter().position(|&c| {
+            !(c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b'.' | b'/'))
+        })?;
+        if b[k] != b':' || !matches!(b.get(k + 1), None | Some(b' ')) || k > 128 {
+            return None;
+        }
+        let key = &t[..k];
+        if special_word(key) {
+            return None;
+        }
+        Some((key, &t[k + 1..]))
+    }
+
+    /// A quoted scalar that is all of `v` (trailing spaces allowed).
+    fn quoted_alone(v: &str) -> Option<String> {
+        let (s, rest) = quoted(v)?;
+        rest.trim_start_matches(' ').is_empty().then_some(s)
+    }
+
+    /// A single- or double-quoted scalar at the start of `v`, closed on this line: its value
+    /// and the text after the closing quote.
+    fn quoted(v: &str) -> Option<(String, &str)> {
+        let b = v.as_bytes();
+        let mut out = String::new();
+        if b[0] == b'\'' {
+            let mut start = 1;
+            loop {
+                let q = start + v[start..].find('\'')?;
+                out.push_str(&v[start..q]);
+                if b.get(q + 1) == Some(&b'\'') {
+                    out.push('\'');
+                    start = q + 2;
+                } else {
+                    return Some((out, &v[q + 1..]));
+                }
+            }
+        }
+        let mut start = 1;
+        loop {
+            let q = start + v[start..].find(['"', '\\'])?;
+            out.push_str(&v[start..q]);
+            if b[q] == b'"' {
+                return Some((out, &v[q + 1..]));
+            }
+            let e = *b.get(q + 1)?;
+            start = q + 2;
+            let c = match e {
+                b'0' => '\0',
+                b'a' => '\u{7}',
+                b'b' => '\u{8}',
+                b't' => '\t',
+                b'n' => '\n',
+                b'v' => '\u{B}',
+                b'f' => '\u{C}',
+                b'r' => '\r',
+                b'e' => '\u{1B}',
+                b' ' => ' ',
+                b'"' => '"',
+                b'/' => '/',
+                b'\\' => '\\',
+                b'N' => '\u{85}',
+                b'_' => '\u{A0}',
+                b'L' => '\u{2028}',
+                b'P' => '\u{2029}',
+                b'x' | b'u' | b'U' => {
+                    let len = match e {
+                        b'x' => 2,
+                        b'u' => 4,
+                        _ => 8,
+                    };
+                    let hex = v.get(start..start + len)?;
+                    if !hex.bytes().all(|h| h.is_ascii_hexdigit()) {
+                        return None;
+                    }
+                    start += len;
+                    char::from_u32(u32::from_str_radix(hex, 16).ok()?)?
+                }
+                _ => return None,
+            };
+            out.push(c);
+        }
+    }
+
+    /// A flow list on one line (`[a, 'b c', "d"]`, `[]`) of scalar items that are surely
+    /// strings, nothing after it.
+    fn flow_list(v: &str) -> Option<Value> {
+        let mut items = Vec::new();
+        let mut rest = v[1..].trim_start_matches(' ');
+        if let Some(r) = rest.strip_prefix(']') {
+            return r
+                .trim_start_matches(' ')
+                .is_empty()
+                .then_some(Value::Sequence(items));
+        }
+        loop {
+            let item;
+            let first = *rest.as_bytes().first()?;
+            if first == b'\'' || first == b'"' {
+                let (s, r) = quoted(rest)?;
+                item = s;
+                rest = r.trim_start_matches(' ');
+            } else {
+                let end = rest.find([',', ']'])?;
+                let s = rest[..end].trim_end_matches(' ');
+                if !plain_ok(s) || s.contains(['[', '{', '}', '#', ':', '\'', '"']) {
+                    return None;
+                }
+                item = s.to_owned();
+                rest = &rest[end..];
+            }
+            items.push(Value::String(item));
+            if let Some(r) = rest.strip_prefix(',') {
+                rest = r.trim_start_matches(' ');
+                if rest.starts_with(']') {
+                    return None;
+                }
+            } else {
+                let r = rest.strip_prefix(']')?;
+                return r
+                    .trim_start_matches(' ')
+                    .is_empty()
+                    .then_some(Value::Sequence(items));
+            }
         }
     }
 }
@@ -459,7 +1001,143 @@ pub fn key_line(block: &Block<'_>, key: &str) -> Option<u32> {
 
 /// The Markdown ATX headings of `body` (outside fenced code blocks), heading text only, one
 /// per line, at most `max_bytes` in total (cut on a line boundary).
+///
+/// Lines are those of [`str::lines`]; a line indented by 4 or more spaces is neither a fence
+/// nor a heading; a run of 3 or more `` ` `` or `~` opens a fence, closed by a run of the same
+/// character at least as long with nothing else but whitespace.
+///
+/// Only lines whose first non-space byte is `#`, `` ` `` or `~` matter: the body is scanned
+/// for those bytes (8 at a time), and a hit counts when only up to 3 spaces stand between it
+/// and the start of its line.
 pub fn headings(body: &str, max_bytes: usize) -> String {
+    let b = body.as_bytes();
+    let mut out = String::new();
+    let mut fence: Option<(u8, usize)> = None;
+    let mut pos = 0;
+    while let Some(p) = find_markup(b, pos) {
+        pos = p + 1;
+        let mut s = p;
+        while s > 0 && p - s < 3 && b[s - 1] == b' ' {
+            s -= 1;
+        }
+        if s > 0 && b[s - 1] != b'\n' {
+            // Not the first non-space byte of its line, or indented 4 or more.
+            continue;
+        }
+        let first = b[p];
+        if first != b'#' {
+            let run = b[p..].iter().take_while(|&&x| x == first).count();
+            pos = p + run;
+            if run < 3 {
+                continue;
+            }
+            match fence {
+                None => fence = Some((first, run)),
+                Some((open, len)) if open == first && run >= len => {
+                    let (end, next) = line_end(body, p);
+                    if body[p + run..end].trim().is_empty() {
+                        fence = None;
+                    }
+                    pos = next;
+                }
+                Some(_) => {}
+            }
+            continue;
+        }
+        if fence.is_some() {
+            continue;
+        }
+        let (end, next) = line_end(body, p);
+        pos = next;
+        let trimmed = &body[p..end];
+        let hashes = trimmed.bytes().take_while(|&b| b == b'#').count();
+        if hashes > 6 {
+            continue;
+        }
+        let rest = &trimmed[hashes..];
+        if !(rest.is_empty() || rest.starts_with(' ') || rest.starts_with('\t')) {
+            continue;
+        }
+        let text = rest.trim().trim_end_matches('#').trim_end();
+        if text.is_empty() {
+            continue;
+        }
+        let extra = text.len() + usize::from(!out.is_empty());
+        if out.len() + extra > max_bytes {
+            break;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(text);
+    }
+    out
+}
+
+/// The end of the line holding byte `p` of `text` (as [`str::lines`]: without its `\n`, nor
+/// a `\r` before the `\n`), and the start of the next line.
+fn line_end(text: &str, p: usize) -> (usize, usize) {
+    match text[p..].find('\n') {
+        Some(i) if i > 0 && text.as_bytes()[p + i - 1] == b'\r' => (p + i - 1, p + i + 1),
+        Some(i) => (p + i, p + i + 1),
+        None => (text.len(), text.len()),
+    }
+}
+
+/// The first `#`, `` ` `` or `~` of `b` at or after `from`, 8 bytes at a time.
+fn find_markup(b: &[u8], from: usize) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    // Bytes of `x` that are zero get their high bit set; the lowest one set is always a
+    // true zero (only bits above a true zero can be false positives).
+    fn zeros(x: u64) -> u64 {
+        x.wrapping_sub(LO) & !x & HI
+    }
+    let mut i = from;
+    while let Some(chunk) = b.get(i..i + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().unwrap_or_default());
+        let z = zeros(w ^ (LO * u64::from(b'#')))
+            | zeros(w ^ (LO * u64::from(b'`')))
+            | zeros(w ^ (LO * u64::from(b'~')));
+        if z != 0 {
+            return Some(i + (z.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    (i..b.len()).find(|&j| matches!(b[j], b'#' | b'`' | b'~'))
+}
+
+/// The first `max_bytes` of `text`, cut on a character boundary.
+pub fn prefix(text: &str, max_bytes: usize) -> &str {
+    if text.len() <= max_bytes {
+        return text;
+    }
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// Strip the blank lines before the first line with text, and all trailing whitespace.
+/// (Leading indentation of the first line is kept: it may be Markdown.)
+pub fn trim_body(body: &str) -> &str {
+    let mut start = 0;
+    for line in body.split_inclusive('\n') {
+        if line.trim().is_empty() {
+            start += line.len();
+        } else {
+            break;
+        }
+    }
+    body[start..].trim_end()
+}
+
+#[cfg(test)]
+/// The first implementation of [`headings`] (line by line), the oracle of its tests: the
+/// Markdown ATX headings of `body` (outside fenced code blocks), heading text only, one
+/// per line, at most `max_bytes` in total (cut on a line boundary).
+fn headings_reference(body: &str, max_bytes: usize) -> String {
     let mut out = String::new();
     let mut fence: Option<(char, usize)> = None;
     for line in body.lines() {
@@ -513,32 +1191,6 @@ pub fn headings(body: &str, max_bytes: usize) -> String {
         out.push_str(text);
     }
     out
-}
-
-/// The first `max_bytes` of `text`, cut on a character boundary.
-pub fn prefix(text: &str, max_bytes: usize) -> &str {
-    if text.len() <= max_bytes {
-        return text;
-    }
-    let mut end = max_bytes;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
-}
-
-/// Strip the blank lines before the first line with text, and all trailing whitespace.
-/// (Leading indentation of the first line is kept: it may be Markdown.)
-pub fn trim_body(body: &str) -> &str {
-    let mut start = 0;
-    for line in body.split_inclusive('\n') {
-        if line.trim().is_empty() {
-            start += line.len();
-        } else {
-            break;
-        }
-    }
-    body[start..].trim_end()
 }
 
 #[cfg(test)]
@@ -775,6 +1427,773 @@ mod tests {
         let body = "# Title\ntext\n## Sub ##\n```\n# not a heading\n```\n#nospace\n    # indented code\n~~~~\n# no\n~~~~\n### Three\n";
         assert_eq!(headings(body, 1000), "Title\nSub\nThree");
         assert_eq!(headings(body, 9), "Title\nSub");
+    }
+
+    /// `a` and `b` are equal, mapping key order included (`Mapping`'s `==` ignores it).
+    fn same(a: &Value, b: &Value) -> bool {
+        match (a, b) {
+            (Value::Mapping(x), Value::Mapping(y)) => {
+                x.len() == y.len()
+                    && x.iter()
+                        .zip(y.iter())
+                        .all(|((ka, va), (kb, vb))| same(ka, kb) && same(va, vb))
+            }
+            (Value::Sequence(x), Value::Sequence(y)) => {
+                x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
+            }
+            (Value::Tagged(_), _) | (_, Value::Tagged(_)) => false,
+            _ => a == b,
+        }
+    }
+
+    /// The fast path accepts `yaml` and gives what serde_yaml gives.
+    fn simple_ok(yaml: &str) -> Mapping {
+        let fast = parse_simple(yaml).unwrap_or_else(|| panic!("refused: {yaml:?}"));
+        let slow = serde_yaml::from_str::<Value>(yaml).expect("serde_yaml reads it");
+        let fast = Value::Mapping(fast);
+        assert!(same(&fast, &slow), "{yaml:?}\nfast {fast:?}\nslow {slow:?}");
+        match fast {
+            Value::Mapping(m) => m,
+            _ => unreachable!(),
+        }
+    }
+
+    fn s(v: &str) -> Value {
+        Value::String(v.into())
+    }
+
+    fn map(entries: &[(&str, Value)]) -> Value {
+        Value::Mapping(
+            entries
+                .iter()
+                .map(|(k, v)| (s(k), v.clone()))
+                .collect::<Mapping>(),
+        )
+    }
+
+    fn seq(items: &[&str]) -> Value {
+        Value::Sequence(items.iter().map(|i| s(i)).collect())
+    }
+
+    #[test]
+    fn simple_flat_plain_scalars_keep_order() {
+        let m = simple_ok(
+            "name: pdf-tools\ndescription: Use when no, \"quoted\" words, a:b, C# and 50% ok\nallowed_tools: Read, Write\nhint: <feature|bug> <name>\nz.key/x-y: é unicode 👩‍💻  inner  spaces   \n",
+        );
+        assert_eq!(
+            Value::Mapping(m),
+            map(&[
+                ("name", s("pdf-tools")),
+                (
+                    "description",
+                    s("Use when no, \"quoted\" words, a:b, C# and 50% ok")
+                ),
+                ("allowed_tools", s("Read, Write")),
+                ("hint", s("<feature|bug> <name>")),
+                ("z.key/x-y", s("é unicode 👩‍💻  inner  spaces")),
+            ])
+        );
+        let keys: Vec<_> = simple_ok("b: x\na: why\nc: z\n")
+            .keys()
+            .map(|k| k.as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(keys, ["b", "a", "c"]);
+    }
+
+    #[test]
+    fn simple_wrapped_plain_scalars_fold() {
+        let m = simple_ok(
+            "description: first line\n  second   \n     third\n\n  after blank\n\n\n  two blanks\nname: x\n",
+        );
+        assert_eq!(
+            m.get("description"),
+            Some(&s("first line second third\nafter blank\n\ntwo blanks"))
+        );
+        assert_eq!(m.get("name"), Some(&s("x")));
+        let m = simple_ok("meta:\n  d: one\n   two\n  e: f\n");
+        assert_eq!(
+            Value::Mapping(m),
+            map(&[("meta", map(&[("d", s("one two")), ("e", s("f"))]))])
+        );
+    }
+
+    #[test]
+    fn simple_quoted_scalars() {
+        let m = simple_ok(concat!(
+            "a: 'it''s: #1, [x] & *y'\n",
+            "b: \"tab\\there \\\"q\\\" \\\\ \\/ \\n \\x41\\u00e9\\U0001F600 \\_ \\0 \\e \\N \\L \\P \\a \\b \\v \\f \\r \\ \"\n",
+            "c: ''\n",
+            "d: \"\"\n",
+            "e: '  padded  '   \n",
+            "f: \"null\"\n",
+            "g: '123'\n",
+        ));
+        assert_eq!(m.get("a"), Some(&s("it's: #1, [x] & *y")));
+        assert_eq!(
+            m.get("b"),
+            Some(&s(
+                "tab\there \"q\" \\ / \n Aé😀 \u{A0} \0 \u{1B} \u{85} \u{2028} \u{2029} \u{7} \u{8} \u{B} \u{C} \r  "
+            ))
+        );
+        assert_eq!(m.get("c"), Some(&s("")));
+        assert_eq!(m.get("d"), Some(&s("")));
+        assert_eq!(m.get("e"), Some(&s("  padded  ")));
+        assert_eq!(m.get("f"), Some(&s("null")));
+        assert_eq!(m.get("g"), Some(&s("123")));
+    }
+
+    #[test]
+    fn simple_block_scalars() {
+        let m = simple_ok(concat!(
+            "lit: |\n  one\n    indented\n\n  two  \n\n\n",
+            "strip: |-\n  a\n  b\n\n",
+            "keep: |+\n  a\n\n\n",
+            "fold: >\n  folded\n  text\n\n  para\n\n\n  two\n",
+            "fold_strip: >-\n  x\n  y\n",
+            "fold_keep: >+\n  x\n  y\n\n",
+            "lead: |\n\n  after blank\n",
+            "deep: |\n      six\n      spaces\n",
+            "hash: |\n  # not a comment\n  ---\n",
+            "last: >\n  end\n",
+        ));
+        let g = |k: &str| m.get(k).and_then(Value::as_str).unwrap().to_owned();
+        assert_eq!(g("lit"), "one\n  indented\n\ntwo  \n");
+        assert_eq!(g("strip"), "a\nb");
+        assert_eq!(g("keep"), "a\n\n\n");
+        assert_eq!(g("fold"), "folded text\npara\n\ntwo\n");
+        assert_eq!(g("fold_strip"), "x y");
+        assert_eq!(g("fold_keep"), "x y\n\n");
+        assert_eq!(g("lead"), "\nafter blank\n");
+        assert_eq!(g("deep"), "six\nspaces\n");
+        assert_eq!(g("hash"), "# not a comment\n---\n");
+        assert_eq!(g("last"), "end\n");
+    }
+
+    #[test]
+    fn simple_nesting_lists_nulls_and_comments() {
+        let m = simple_ok(concat!(
+            "# leading comment\n",
+            "\n",
+            "name: x\n",
+            "metadata:\n",
+            "  author: 'someone'\n",
+            "    # indented comment (after a plain scalar: refused)\n",
+            "# column-0 comment inside\n",
+            "  nested:\n",
+            "    deeper: value\n",
+            "    tags: [a, 'b, c', \"d\"]\n",
+            "  empty:\n",
+            "tags:\n",
+            "  - one\n",
+            "  -   'two'\n",
+            "  - \"three\"\n",
+            "compact:\n",
+            "- p\n",
+            "- q r\n",
+            "none:\n",
+            "flow: []\n",
+            "flow2: [ spaced item ,x ]\n",
+            "last:\n",
+        ));
+        assert_eq!(
+            Value::Mapping(m),
+            map(&[
+                ("name", s("x")),
+                (
+                    "metadata",
+                    map(&[
+                        ("author", s("someone")),
+                        (
+                            "nested",
+                            map(&[("deeper", s("value")), ("tags", seq(&["a", "b, c", "d"]))])
+                        ),
+                        ("empty", Value::Null),
+                    ])
+                ),
+                ("tags", seq(&["one", "two", "three"])),
+                ("compact", seq(&["p", "q r"])),
+                ("none", Value::Null),
+                ("flow", seq(&[])),
+                ("flow2", seq(&["spaced item", "x"])),
+                ("last", Value::Null),
+            ])
+        );
+    }
+
+    #[test]
+    fn simple_lists_of_mappings() {
+        let m = simple_ok(concat!(
+            "assets:\n",
+            "  - file: assets/a.json\n",
+            "    description: wrapped\n",
+            "      over two lines\n",
+            "    type: schema\n",
+            "  -   file: b\n",
+            "      args:\n",
+            "        - name: message\n",
+            "          required:\n",
+            "scripts:\n",
+            "- file: c\n",
+            "  exec: |\n",
+            "    run\n",
+            "- key:value\n",
+            "- http://x.y\n",
+        ));
+        assert_eq!(
+            Value::Mapping(m),
+            map(&[
+                (
+                    "assets",
+                    Value::Sequence(vec![
+                        map(&[
+                            ("file", s("assets/a.json")),
+                            ("description", s("wrapped over two lines")),
+                            ("type", s("schema")),
+                        ]),
+                        map(&[
+                            ("file", s("b")),
+                            (
+                                "args",
+                                Value::Sequence(vec![map(&[
+                                    ("name", s("message")),
+                                    ("required", Value::Null),
+                                ])])
+                            ),
+                        ]),
+                    ])
+                ),
+                (
+                    "scripts",
+                    Value::Sequence(vec![
+                        map(&[("file", s("c")), ("exec", s("run\n"))]),
+                        s("key:value"),
+                        s("http://x.y"),
+                    ])
+                ),
+            ])
+        );
+    }
+
+    #[test]
+    fn simple_refuses_what_it_is_not_sure_of() {
+        let refused = [
+            "",
+            "\n",
+            "# only a comment\n",
+            "name: x",                     // no final newline
+            "  name: x\n",                 // indented top level
+            "name: x\nname: y\n",          // duplicate key
+            "a: &anchor x\nb: *anchor\n",  // anchor
+            "a: x\nb: *x\n",               // alias
+            "a: !tag x\n",                 // tag
+            "? a\n: b\n",                  // complex key
+            "'quoted key': x\n",           // quoted key
+            "a key: x\n",                  // key with a space
+            "1: one\n",                    // numeric key
+            "true: t\n",                   // boolean key
+            "Null: t\n",                   // null key
+            "key:value\n",                 // no space after the colon
+            "a: 1\n",                      // number
+            "a: 2.0\n",                    // float
+            "a: 2024-01-15\n",             // date-like
+            "a: -x\n",                     // dash
+            "a: .inf\n",                   // dot
+            "a: +1\n",                     // plus
+            "a: ~\n",                      // null
+            "a: null\n",                   // null
+            "a: NULL\n",                   // null
+            "a: true\n",                   // boolean
+            "a: False\n",                  // boolean
+            "a: yes\n",                    // YAML 1.1 boolean
+            "a: Off\n",                    // YAML 1.1 boolean
+            "a: nan\n",                    // special float word
+            "a: {k: v}\n",                 // flow mapping
+            "a: @x\n",                     // reserved
+            "a: `x`\n",                    // reserved
+            "a: %x\n",                     // directive-like
+            "a: x # comment\n",            // trailing comment
+            "a: 'x' # comment\n",          // trailing comment after a quoted scalar
+            "a: x: y\n",                   // nested colon
+            "a: ends with:\n",             // trailing colon
+            "a: x\n  b: y\n",              // continuation that is a mapping
+            "a: x\n  - y\n",               // continuation starting with an indicator
+            "a: x\n  # comment\n  more\n", // comment inside a plain scalar
+            "a: x\n  # comment\nb: y\n",   // comment more indented after a plain scalar
+            "a:\tx\n",                     // tab
+            "a: x\r\n",                    // carriage return
+            "a: x\u{85}y\n",               // NEL
+            "a: x\u{2028}y\n",             // line separator
+            "a: \u{FEFF}x\n",              // BOM
+            "a: 'multi\n  line'\n",        // multi-line quoted
+            "a: \"multi\n  line\"\n",      // multi-line quoted
+            "a: \"esc \\q\"\n",            // unknown escape
+            "a: \"\\ud800\"\n",            // surrogate escape
+            "a: \"cont \\\n  x\"\n",       // escaped line break
+            "a: 'x' y\n",                  // text after a quoted scalar
+            "a: |2\n  x\n",                // explicit indentation
+            "a: | # c\n  x\n",             // comment after a header
+            "a: |\nb: x\n",                // empty block scalar
+            "a: |\n",                      // empty block scalar at the end
+            "a: |\n    \n  x\n",           // leading blank line more indented
+            "a: |\n  x\n     \n  y\n",     // blank line more indented than content
+            "a: >\n  x\n    more\n",       // more-indented line in a folded scalar
+            "a: |\n  x\n y\n",             // odd dedent after a block scalar
+            "a: [x, [y]]\n",               // nested flow list
+            "a: [x, y\n  ]\n",             // multi-line flow list
+            "a: [x, y,]\n",                // trailing comma
+            "a: [x, ]\n",                  // trailing comma
+            "a: [x, 1]\n",                 // number item
+            "a: [x] y\n",                  // text after a flow list
+            "a: [x #y]\n",                 // comment-like item
+            "a: [k: v]\n",                 // flow pair
+            "a:\n  - 1\n",                 // number item
+            "a:\n  -\n",                   // empty item
+            "a:\n  - k: v\n     j: w\n",   // mapping item with keys out of line
+            "a:\n  - k: v\n   j: w\n",     // mapping item with keys out of line
+            "a:\n  - k: v\n    k: w\n",    // duplicate key in a mapping item
+            "a:\n  - 'k': v\n",            // quoted key in a mapping item
+            "a:\n  - - x\n",               // nested list
+            "a:\n  - x\n    y\n",          // multi-line item
+            "a:\n  - x\n  b: y\n",         // mapping after a non-compact list
+            "a:\n  b: x\n c: y\n",         // odd dedent
+            "a:\n  b: x\n    c: y\n",      // odd indent
+            "a:\n  plain text\n",          // scalar on the next line
+            "- a\n- b\n",                  // top-level list
+            "a: x\n--- y\n",               // document marker
+            "a: x\n...\n",                 // document end
+            "%YAML 1.2\na: x\n",           // directive
+            "<<: *base\n",                 // merge key
+            "a: <<\n",                     // merge-like value
+            "a: << x\n",                   // merge-like value
+        ];
+        for yaml in refused {
+            assert!(parse_simple(yaml).is_none(), "accepted {yaml:?}");
+        }
+    }
+
+    /// What `parse` gives does not depend on the fast path: its result is what serde_yaml
+    /// gives (control characters cleaned first, with notes), and errors still come from it.
+    #[test]
+    fn parse_with_fast_path_matches_serde_yaml() {
+        let text = "---\nname: x\ndescription: smart\u{92}quote\ntags: [a, b]\n---\n";
+        let mut notes = Vec::new();
+        let m = parse(&found(text), &mut notes).unwrap();
+        assert_eq!(notes.len(), 1);
+        assert_eq!(m.get("description"), Some(&s("smart\u{FFFD}quote")));
+        assert!(parse_simple("name: x\ndescription: smart\u{92}quote\n").is_none());
+        let text = "---\nname: x\nname: y\n---\n";
+        let err = parse(&found(text), &mut Vec::new()).unwrap_err();
+        assert!(
+            err.message.contains("duplicate entry with key \"name\""),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn all_printable_matches_yaml_printable_on_every_char() {
+        let mut buf = [0u8; 4];
+        for cp in 0..=0x10FFFFu32 {
+            let Some(c) = char::from_u32(cp) else {
+                continue;
+            };
+            let one = c.encode_utf8(&mut buf);
+            assert_eq!(all_printable(one), yaml_printable(c), "U+{cp:04X}");
+        }
+        assert!(all_printable("ok é 👩‍💻\t\n"));
+        assert!(!all_printable("ok \u{9F} é"));
+    }
+
+    /// A small deterministic random generator (xorshift).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn one_in(&mut self, n: u64) -> bool {
+            self.next().is_multiple_of(n)
+        }
+        fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+            items[(self.next() % items.len() as u64) as usize]
+        }
+    }
+
+    /// Random documents built from the constructs of real frontmatter, near misses included:
+    /// whenever the fast path accepts one, serde_yaml must give the same value.
+    #[test]
+    fn simple_agrees_with_serde_yaml_on_random_documents() {
+        let keys = [
+            "name",
+            "description",
+            "a",
+            "b",
+            "tags",
+            "meta",
+            "x_y",
+            "k-1",
+            "c",
+            "d",
+            "e",
+            "f",
+            "g",
+            "h",
+            "i",
+            "j",
+            "k",
+            "l",
+            "m",
+            "o",
+            "p",
+            "q",
+            "r",
+            "s",
+            "t",
+            "u",
+            "v",
+            "w",
+            "Yes",
+        ];
+        let scalars = [
+            "plain",
+            "two words",
+            "plain",
+            "with: colon",
+            "a:b",
+            "C# x",
+            "x #y",
+            "é ü",
+            "yes",
+            "no",
+            "Null",
+            "1.0",
+            "0x1F",
+            "-x",
+            "x -",
+            "'q'",
+            "'it''s'",
+            "\"d\\\"q\"",
+            "\"\\u00e9\\t\"",
+            "\"\\ud83d\"",
+            "[a, b]",
+            "[]",
+            "[a,b ]",
+            "['x, y', z]",
+            "[a, 1]",
+            "[ a , 'b' ]",
+            "{a: b}",
+            "&a x",
+            "*a",
+            "!t x",
+            "x  ",
+            "~",
+            "true",
+            "ends:",
+            "100%",
+            "a\"b",
+            "a'b",
+            "<x>",
+            "@x",
+            "`x`",
+            "'a' 'b'",
+            "'' ",
+            "\"\"",
+            "|",
+            "|-",
+            "|+",
+            ">",
+            ">-",
+            ">+",
+            "|2",
+            "| #c",
+            "",
+            "",
+            "",
+        ];
+        let good = [
+            "plain",
+            "two words",
+            "'q'",
+            "\"d\\\"q\"",
+            "[a, b]",
+            "|",
+            "|-",
+            ">",
+            "",
+            "",
+        ];
+        let texts = [
+            "more",
+            "more text",
+            "x",
+            "é",
+            "# hash",
+            "---",
+            "- dash",
+            "k: v",
+            "'q'",
+            "[x]",
+            "a  b",
+            "ends:",
+            "~",
+            "x #c",
+            "tail  ",
+            "no",
+        ];
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let (mut accepted, mut total) = (0, 0);
+        // Constructs the accepted documents must cover.
+        type Feature = fn(&str) -> bool;
+        let features: [(&str, Feature); 8] = [
+            ("mapping item", |d| d.contains("- k:") || d.contains("- j:")),
+            ("literal", |d| d.contains(": |\n")),
+            ("folded", |d| d.contains(": >\n")),
+            ("strip", |d| d.contains(": |-\n")),
+            ("nested", |d| d.contains(":\n  ") && d.contains("\n  e")),
+            ("flow", |d| d.contains("[a, b]")),
+            ("wrapped", |d| d.contains("plain\n  ")),
+            ("comment", |d| d.contains("# c\n")),
+        ];
+        let mut covered = [0usize; 8];
+        for _ in 0..200_000 {
+            let mut doc = String::new();
+            // Indentation of the current mapping, and of its parent's keys.
+            let mut levels = vec![0usize];
+            for _ in 0..1 + rng.next() % 6 {
+                if rng.one_in(8) {
+                    doc.push_str(rng.pick(&["\n", "  \n", "# c\n", "  # c\n", "- x\n", " \n"]));
+                }
+                if levels.len() > 1 && rng.one_in(3) {
+                    levels.pop();
+                }
+                let ind = *levels.last().unwrap() + usize::from(rng.one_in(40));
+                let pad = " ".repeat(ind);
+                let key = rng.pick(&keys);
+                let value = if rng.one_in(4) {
+                    rng.pick(&scalars)
+                } else {
+                    rng.pick(&good)
+                };
+                doc.push_str(&pad);
+                doc.push_str(key);
+                doc.push(':');
+                if !value.is_empty() {
+                    doc.push_str(rng.pick(&[" ", " ", "  "]));
+                    doc.push_str(value);
+                }
+                doc.push('\n');
+                let step = *rng
+                    .pick(&["2", "2", "4", "1", "3"])
+                    .as_bytes()
+                    .first()
+                    .unwrap() as usize
+                    - b'0' as usize;
+                let child = " ".repeat(ind + step);
+                let wraps = value.starts_with(['|', '>']) || value.starts_with(char::is_alphabetic);
+                let roll = rng.next() % if wraps { 4 } else { 12 };
+                match (value, roll) {
+                    ("", 0) => levels.push(ind + step),
+                    ("", 1 | 2) => {
+                        // A list, indented or compact.
+                        let at = if rng.one_in(2) { &child } else { &pad };
+                        for _ in 0..1 + rng.next() % 3 {
+                            doc.push_str(at);
+                            let dash = rng.pick(&["- ", "- ", "-  ", "-"]);
+                            doc.push_str(dash);
+                            if rng.one_in(2) {
+                                // A mapping item, maybe with more keys or wrapped lines.
+                                doc.push_str(rng.pick(&["k: ", "k:", "j: "]));
+                                doc.push_str(rng.pick(&good));
+                                doc.push('\n');
+                                for _ in 0..rng.next() % 3 {
+                                    doc.push_str(at);
+                                    if rng.one_in(4) {
+                                        doc.push_str(rng.pick(&["", " ", "   ", "    "]));
+                                    } else {
+                                        doc.push_str(&" ".repeat(dash.len()));
+                                    }
+                                    doc.push_str(
+                                        rng.pick(&["j: x", "l: 'y'", "m: [a]", "text", "- z"]),
+                                    );
+                                    doc.push('\n');
+                                }
+                                continue;
+                            }
+                            doc.push_str(rng.pick(&scalars));
+                            doc.push('\n');
+                        }
+                    }
+                    (_, 0 | 1) => {
+                        // Continuation or content lines.
+                        for _ in 0..1 + rng.next() % 4 {
+                            match rng.next() % 6 {
+                                0 => doc.push_str(rng.pick(&["", "  ", "      ", " "])),
+                                1 => {
+                                    doc.push_str(&child);
+                                    doc.push_str("  ");
+                                    doc.push_str(rng.pick(&texts));
+                                }
+                                2 if rng.one_in(3) => {
+                                    doc.push_str(rng.pick(&["", " ", "   "]));
+                                    doc.push_str(rng.pick(&texts));
+                                }
+                                _ => {
+                                    doc.push_str(&child);
+                                    if rng.one_in(3) {
+                                        doc.push_str(rng.pick(&texts));
+                                    } else {
+                                        doc.push_str(rng.pick(&["text", "more words", "end  "]));
+                                    }
+                                }
+                            }
+                            doc.push('\n');
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            total += 1;
+            if let Some(fast) = parse_simple(&doc) {
+                accepted += 1;
+                for (i, (_, f)) in features.iter().enumerate() {
+                    covered[i] += usize::from(f(&doc));
+                }
+                let slow = serde_yaml::from_str::<Value>(&doc)
+                    .unwrap_or_else(|e| panic!("{doc:?}: fast path accepted, serde_yaml: {e}"));
+                let fast = Value::Mapping(fast);
+                assert!(same(&fast, &slow), "{doc:?}\nfast {fast:?}\nslow {slow:?}");
+            }
+        }
+        // The generator must exercise the fast path, not only its refusals.
+        assert!(accepted * 10 > total, "{accepted} of {total} accepted");
+        for ((name, _), n) in features.iter().zip(covered) {
+            assert!(n > 100, "{name}: {n} accepted documents");
+        }
+        eprintln!("{accepted} of {total} random documents accepted, covering {covered:?}");
+    }
+
+    #[test]
+    fn headings_match_the_reference() {
+        let cases = [
+            "# Title\ntext\n## Sub ##\n```\n# not a heading\n```\n#nospace\n    # indented code\n~~~~\n# no\n~~~~\n### Three\n",
+            "```\n# in\n``\n# still in\n````\n# out\n",
+            "````\n# in\n```\n# still in\n`````\n# out\n",
+            "~~~\n# in\n```\n# in\n~~~ \n# out\n",
+            "~~~\n# in\n~~~ x\n# still in\n~~~\n# out\n",
+            "```rust\n# in\n```\n# out\n",
+            "   ```\n# in\n   ```\n# out\n    ```\n# not fence\n",
+            "# CRLF\r\n## Two\r\n```\r\n# in\r\n```\r\n### Three ###\r\n",
+            "# lone CR\r",
+            "# é unicode ü #\n##\u{3000}ideographic space\u{3000}\n#\u{3000}x\n",
+            "####### seven\n###### six\n#\tTab\n# trailing #s ###\n# C#\n# #\n#\n",
+            " # one\n  # two\n   # three\n    # four\n\t# tab\n",
+            "",
+            "\n\n\n",
+            "no headings at all\njust text",
+            "# last line without newline",
+            "``\n# two backticks are not a fence\n",
+            "```\nunclosed\n# in\n",
+            "~~~~~~\n~~~\n# in\n~~~~~~~~\n# out\n",
+            "# a\n# bb\n# ccc\n# dddd\n# eeeee\n",
+        ];
+        for body in cases {
+            for max in [0, 1, 3, 4, 6, 9, 12, 100, usize::MAX] {
+                assert_eq!(
+                    headings(body, max),
+                    headings_reference(body, max),
+                    "{body:?} max {max}"
+                );
+            }
+        }
+        // Random bodies from tricky lines.
+        let lines = [
+            "# h",
+            "## h2 ##",
+            "```",
+            "````",
+            "~~~",
+            "~~~~",
+            "``` x",
+            "   ```",
+            "    ```",
+            " # h",
+            "    # h",
+            "text",
+            "",
+            "#x",
+            "####### h",
+            "#\th",
+            "# é",
+            "\r",
+            "# h\r",
+            "~~~ ",
+            "``",
+        ];
+        let mut rng = Rng(12345);
+        for _ in 0..5_000 {
+            let mut body = String::new();
+            for _ in 0..rng.next() % 12 {
+                body.push_str(rng.pick(&lines));
+                body.push_str(rng.pick(&["\n", "\n", "\r\n"]));
+            }
+            if rng.one_in(2) {
+                body.push_str(rng.pick(&lines));
+            }
+            let max = (rng.next() % 40) as usize;
+            assert_eq!(
+                headings(&body, max),
+                headings_reference(&body, max),
+                "{body:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn find_markup_finds_the_first_hit() {
+        let text = "abcdefgh#ijklmnop`qr~~~\u{e9}#";
+        let b = text.as_bytes();
+        for from in 0..=b.len() {
+            let want = (from..b.len()).find(|&j| matches!(b[j], b'#' | b'`' | b'~'));
+            assert_eq!(find_markup(b, from), want, "from {from}");
+        }
+        // A hit after a byte equal to a searched byte plus one (no borrow false positives).
+        let b = b"$$$$$$$$\x22#\x24`\x7F~\x01\x00";
+        for from in 0..b.len() {
+            let want = (from..b.len()).find(|&j| matches!(b[j], b'#' | b'`' | b'~'));
+            assert_eq!(find_markup(b, from), want, "from {from}");
+        }
+        assert_eq!(find_markup(b"", 0), None);
+        assert_eq!(find_markup(b"plain text without any", 0), None);
+    }
+
+    /// Every Markdown file of the corpus gives the same headings as the reference.
+    #[test]
+    #[ignore = "reads the corpus outside the repository; run with --ignored"]
+    fn headings_match_the_reference_on_the_corpus() {
+        let mut stack = vec![std::path::PathBuf::from("/work/shared/corpora/combined")];
+        let mut n = 0;
+        while let Some(dir) = stack.pop() {
+            let Ok(rd) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in rd.flatten() {
+                let p = e.path();
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push(p);
+                } else if p.extension().is_some_and(|x| x == "md") {
+                    let text = decode(&std::fs::read(&p).unwrap(), &mut Vec::new());
+                    let body = body_of(&text);
+                    for max in [4096, 200, usize::MAX] {
+                        assert_eq!(headings(body, max), headings_reference(body, max), "{p:?}");
+                    }
+                    n += 1;
+                }
+            }
+        }
+        eprintln!("{n} files");
     }
 
     #[test]
