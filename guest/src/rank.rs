@@ -607,25 +607,31 @@ impl Builder {
         name_seq.clear();
         desc_seq.clear();
         field_pieces(doc, params.body_bytes, |f, pieces| {
+            let len = &mut lens[f];
+            let mut seq = match f {
+                0 => Some(&mut *name_seq),
+                2 => Some(&mut *desc_seq),
+                _ => None,
+            };
             analyzer.run_pieces(pieces, |term, _, _, joined| {
                 if !joined {
-                    lens[f] += 1;
-                    match f {
-                        0 => name_seq.push(term),
-                        2 => desc_seq.push(term),
-                        _ => {}
+                    *len += 1;
+                    if let Some(seq) = seq.as_mut() {
+                        seq.push(term);
                     }
                 }
                 let t = term as usize;
                 if t >= slot.len() {
                     slot.resize(t + 1, u32::MAX);
                 }
-                if slot[t] == u32::MAX {
-                    slot[t] = tfs.len() as u32;
+                let mut s = slot[t];
+                if s == u32::MAX {
+                    s = tfs.len() as u32;
+                    slot[t] = s;
                     ids.push(term);
                     tfs.push([0; NUM_FIELDS]);
                 }
-                let e = &mut tfs[slot[t] as usize][f];
+                let e = &mut tfs[s as usize][f];
                 *e = e.saturating_add(1);
             });
         });

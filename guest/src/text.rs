@@ -990,7 +990,10 @@ impl Analyzer {
         if !self.ubuf.is_empty() {
             self.ubuf.clear();
         }
-        *chunk = Chunk::at(*position);
+        // (`first` is only read up to `parts`)
+        chunk.parts = 0;
+        chunk.chars = 0;
+        chunk.first_pos = *position;
     }
 
     /// The join of the parts of `chunk` when there are 2 or 3, of at most 24 characters.
