@@ -442,51 +442,30 @@ fn get_varint(bytes: &[u8], pos: &mut usize) -> u32 {
     }
 }
 
-/// Per-field frequencies, packed into at most 22 bytes: a frequency of 1 to 15 in a single
-/// field (the usual case) is one byte `0x80 | field << 4 | tf`; otherwise a byte with one bit
-/// per non-zero field (below `0x80`), then each non-zero frequency as a varint.
-fn pack_tf(tf: &[u16; NUM_FIELDS]) -> ([u8; 22], usize) {
-    let mut out = [0u8; 22];
-    let mut fields = tf.iter().enumerate().filter(|(_, t)| **t != 0);
-    if let (Some((f, &t)), None) = (fields.next(), fields.next())
-        && t <= 15
-    {
-        out[0] = 0x80 | (f as u8) << 4 | t as u8;
-        return (out, 1);
-    }
-    let mut len = 1;
+/// Append per-field frequencies, packed into at most 22 bytes: a frequency of 1 to 15 in a
+/// single field (the usual case) is one byte `0x80 | field << 4 | tf`; otherwise a byte with
+/// one bit per non-zero field (below `0x80`), then each non-zero frequency as a varint.
+fn encode_tf(out: &mut Vec<u8>, tf: &[u16; NUM_FIELDS]) {
+    let mut nonzero = 0;
+    let mut field = 0;
     for (f, &t) in tf.iter().enumerate() {
         if t != 0 {
-            out[0] |= 1 << f;
-            let mut v = t;
-            while v >= 0x80 {
-                out[len] = (v as u8) | 0x80;
-                len += 1;
-                v >>= 7;
-            }
-            out[len] = v as u8;
-            len += 1;
+            nonzero += 1;
+            field = f;
         }
     }
-    (out, len)
-}
-
-/// Append [`pack_tf`]'s bytes.
-fn encode_tf(out: &mut Vec<u8>, tf: &[u16; NUM_FIELDS]) {
-    let (bytes, len) = pack_tf(tf);
-    out.extend_from_slice(&bytes[..len]);
-}
-
-/// Bytes [`pack_tf`] gives for `tf`.
-fn encoded_tf_len(tf: &[u16; NUM_FIELDS]) -> u32 {
-    pack_tf(tf).1 as u32
-}
-
-/// [`pack_tf`]'s bytes into `out` at `*at` (room reserved).
-fn write_tf(out: &mut [u8], at: &mut usize, tf: &[u16; NUM_FIELDS]) {
-    let (bytes, len) = pack_tf(tf);
-    out[*at..*at + len].copy_from_slice(&bytes[..len]);
-    *at += len;
+    if nonzero == 1 && tf[field] <= 15 {
+        out.push(0x80 | (field as u8) << 4 | tf[field] as u8);
+        return;
+    }
+    let head = out.len();
+    out.push(0);
+    for (f, &t) in tf.iter().enumerate() {
+        if t != 0 {
+            out[head] |= 1 << f;
+            put_varint(out, u32::from(t));
+        }
+    }
 }
 
 /// The inverse of [`encode_tf`].
@@ -506,6 +485,53 @@ fn decode_tf(bytes: &[u8], pos: &mut usize) -> [u16; NUM_FIELDS] {
     tf
 }
 
+/// Length of the [`encode_tf`] bytes at the start of `bytes` (read without decoding them).
+#[inline]
+fn packed_tf_len(bytes: &[u8]) -> usize {
+    let first = bytes[0];
+    if first & 0x80 != 0 {
+        return 1;
+    }
+    let mut len = 1;
+    for _ in 0..first.count_ones() {
+        while bytes[len] & 0x80 != 0 {
+            len += 1;
+        }
+        len += 1;
+    }
+    len
+}
+
+/// Sort term numbers (distinct or not) in increasing order: an LSD radix sort by bytes (as
+/// many passes as the largest number needs) for long lists, `scratch` as the second buffer;
+/// a comparison sort for short ones.
+fn sort_ids(ids: &mut Vec<u32>, scratch: &mut Vec<u32>) {
+    if ids.len() < 64 {
+        ids.sort_unstable();
+        return;
+    }
+    let max = ids.iter().copied().max().unwrap_or(0);
+    let passes = (32 - max.leading_zeros()).div_ceil(8);
+    scratch.clear();
+    scratch.resize(ids.len(), 0);
+    for pass in 0..passes {
+        let shift = pass * 8;
+        let mut count = [0u32; 257];
+        for &id in ids.iter() {
+            count[((id >> shift) & 0xff) as usize + 1] += 1;
+        }
+        for d in 1..257 {
+            count[d] += count[d - 1];
+        }
+        for &id in ids.iter() {
+            let d = ((id >> shift) & 0xff) as usize;
+            scratch[count[d] as usize] = id;
+            count[d] += 1;
+        }
+        std::mem::swap(ids, scratch);
+    }
+}
+
 /// The analysed text of one document, waiting for [`Builder::build`]: its field lengths and
 /// its terms (numbered by the builder's analyser) with their per-field frequencies, packed
 /// (per term, by increasing number: the varint gap from the previous number, then
@@ -519,12 +545,15 @@ pub struct Analysed {
 }
 
 impl Analysed {
-    /// Every (term, per-field frequencies).
-    fn for_each(&self, mut f: impl FnMut(u32, [u16; NUM_FIELDS])) {
+    /// Every (term, its per-field frequencies as [`encode_tf`] packed them).
+    #[inline]
+    fn for_each_raw(&self, mut f: impl FnMut(u32, &[u8])) {
         let (mut pos, mut id) = (0, 0u32);
         while pos < self.terms.len() {
             id += get_varint(&self.terms, &mut pos);
-            f(id, decode_tf(&self.terms, &mut pos));
+            let len = packed_tf_len(&self.terms[pos..]);
+            f(id, &self.terms[pos..pos + len]);
+            pos += len;
         }
     }
 
@@ -547,6 +576,7 @@ pub struct Builder {
     ids: Vec<u32>,
     tfs: Vec<[u16; NUM_FIELDS]>,
     scratch: Vec<u8>,
+    sort_scratch: Vec<u32>,
     /// The document's name terms and description terms, in order.
     name_seq: Vec<u32>,
     desc_seq: Vec<u32>,
@@ -570,35 +600,42 @@ impl Builder {
             ids,
             tfs,
             scratch,
+            sort_scratch,
             name_seq,
             desc_seq,
         } = self;
         name_seq.clear();
         desc_seq.clear();
         field_pieces(doc, params.body_bytes, |f, pieces| {
+            let len = &mut lens[f];
+            let mut seq = match f {
+                0 => Some(&mut *name_seq),
+                2 => Some(&mut *desc_seq),
+                _ => None,
+            };
             analyzer.run_pieces(pieces, |term, _, _, joined| {
                 if !joined {
-                    lens[f] += 1;
-                    match f {
-                        0 => name_seq.push(term),
-                        2 => desc_seq.push(term),
-                        _ => {}
+                    *len += 1;
+                    if let Some(seq) = seq.as_mut() {
+                        seq.push(term);
                     }
                 }
                 let t = term as usize;
                 if t >= slot.len() {
                     slot.resize(t + 1, u32::MAX);
                 }
-                if slot[t] == u32::MAX {
-                    slot[t] = tfs.len() as u32;
+                let mut s = slot[t];
+                if s == u32::MAX {
+                    s = tfs.len() as u32;
+                    slot[t] = s;
                     ids.push(term);
                     tfs.push([0; NUM_FIELDS]);
                 }
-                let e = &mut tfs[slot[t] as usize][f];
+                let e = &mut tfs[s as usize][f];
                 *e = e.saturating_add(1);
             });
         });
-        ids.sort_unstable();
+        sort_ids(ids, sort_scratch);
         scratch.clear();
         let mut prev = 0;
         for &term in ids.iter() {
@@ -634,16 +671,21 @@ impl Builder {
         let mut df = vec![0u32; n_terms];
         let mut tf_len = vec![0u32; n_terms];
         for d in &docs {
-            d.for_each(|t, tf| {
+            d.for_each_raw(|t, tf| {
                 df[t as usize] += 1;
-                tf_len[t as usize] += encoded_tf_len(&tf);
+                tf_len[t as usize] += tf.len() as u32;
             });
         }
-        // The vocabulary in sorted order.
-        let mut order: Vec<u32> = (0..n_terms as u32)
+        // The vocabulary in sorted order (compared by their first 8 bytes first).
+        let mut keyed: Vec<(u64, u32)> = (0..n_terms as u32)
             .filter(|&t| df[t as usize] > 0)
+            .map(|t| (prefix_key(analyzer.term(t)), t))
             .collect();
-        order.sort_unstable_by(|&a, &b| analyzer.term(a).cmp(analyzer.term(b)));
+        keyed.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| analyzer.term(a.1).cmp(analyzer.term(b.1)))
+        });
+        let order: Vec<u32> = keyed.into_iter().map(|k| k.1).collect();
         let mut remap = vec![u32::MAX; n_terms];
         let mut terms = String::with_capacity(order.iter().map(|&t| analyzer.term(t).len()).sum());
         let mut term_ends = Vec::with_capacity(order.len());
@@ -704,17 +746,23 @@ impl Builder {
             }));
             seq_ends.push(seq.len() as u32);
             let norm = field_norm(&params, &doc.lens, &avg);
-            doc.for_each(|old, tf| {
+            doc.for_each_raw(|old, packed| {
                 let t = remap[old as usize] as usize;
                 let i = cursor[t] as usize;
                 cursor[t] += 1;
+                let tf = decode_tf(packed, &mut 0);
                 let describes = tf.iter().zip(DESCRIBING_FIELDS).any(|(&t, m)| m && t > 0);
                 post_docs.set(i, d, describes);
                 let ptf = pseudo_tf(&norm, &tf);
                 sat[i] = (ptf / (params.k1 + ptf)) as f32;
-                let mut at = tf_cursor[t] as usize;
-                write_tf(&mut tf_bytes, &mut at, &tf);
-                tf_cursor[t] = at as u32;
+                // the packed bytes are those `encode_tf` gives for `tf`: copied as they are
+                let at = tf_cursor[t] as usize;
+                if let [byte] = packed {
+                    tf_bytes[at] = *byte;
+                } else {
+                    tf_bytes[at..at + packed.len()].copy_from_slice(packed);
+                }
+                tf_cursor[t] = (at + packed.len()) as u32;
             });
             lens.push(doc.lens);
         }
@@ -737,6 +785,15 @@ impl Builder {
             seq_ends,
         }
     }
+}
+
+/// The first 8 bytes of `s`, big-endian, zero-padded: comparing keys orders strings as
+/// comparing the strings does, except that equal keys need the full comparison.
+fn prefix_key(s: &str) -> u64 {
+    let mut k = [0u8; 8];
+    let n = s.len().min(8);
+    k[..n].copy_from_slice(&s.as_bytes()[..n]);
+    u64::from_be_bytes(k)
 }
 
 /// Per field: `w_f / (1 - b_f + b_f * len_f / avglen_f)`.
@@ -1723,6 +1780,59 @@ mod tests {
         assert!(within_one_edit("café", "cafe"));
     }
 
+    /// The packing `encode_tf` must keep (the former array-returning encoder).
+    fn pack_tf_reference(tf: &[u16; NUM_FIELDS]) -> Vec<u8> {
+        let mut out = vec![0u8];
+        let mut fields = tf.iter().enumerate().filter(|(_, t)| **t != 0);
+        if let (Some((f, &t)), None) = (fields.next(), fields.next())
+            && t <= 15
+        {
+            out[0] = 0x80 | (f as u8) << 4 | t as u8;
+            return out;
+        }
+        for (f, &t) in tf.iter().enumerate() {
+            if t != 0 {
+                out[0] |= 1 << f;
+                put_varint(&mut out, u32::from(t));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn encode_tf_matches_the_reference_packing() {
+        let values = [0u16, 1, 2, 15, 16, 127, 128, 300, 16_383, 16_384, u16::MAX];
+        let mut x = 99u64;
+        for _ in 0..20_000 {
+            let mut tf = [0u16; NUM_FIELDS];
+            for t in &mut tf {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // mostly zeros, as in real postings
+                *t = if x.is_multiple_of(3) {
+                    values[(x >> 8) as usize % values.len()]
+                } else {
+                    0
+                };
+            }
+            let mut v = vec![0xaa];
+            encode_tf(&mut v, &tf);
+            assert_eq!(v[1..], pack_tf_reference(&tf)[..], "{tf:?}");
+            assert_eq!(packed_tf_len(&v[1..]), v.len() - 1);
+            assert_eq!(decode_tf(&v, &mut 1), tf);
+        }
+        for f in 0..NUM_FIELDS {
+            for t in [1u16, 15, 16] {
+                let mut tf = [0; NUM_FIELDS];
+                tf[f] = t;
+                let mut v = Vec::new();
+                encode_tf(&mut v, &tf);
+                assert_eq!(v, pack_tf_reference(&tf), "{tf:?}");
+            }
+        }
+    }
+
     #[test]
     fn packed_frequencies_round_trip() {
         let cases = [
@@ -1737,11 +1847,11 @@ mod tests {
         for tf in cases {
             let mut v = Vec::new();
             encode_tf(&mut v, &tf);
-            assert_eq!(v.len() as u32, encoded_tf_len(&tf));
-            let mut w = vec![0u8; v.len()];
-            let mut at = 0;
-            write_tf(&mut w, &mut at, &tf);
-            assert_eq!((at, &w), (v.len(), &v));
+            assert_eq!(packed_tf_len(&v), v.len());
+            // followed by more bytes (the next term's), the length is the same
+            let mut w = v.clone();
+            w.extend_from_slice(&[0x81, 0xff, 0x7f, 3]);
+            assert_eq!(packed_tf_len(&w), v.len());
             let mut pos = 0;
             assert_eq!(decode_tf(&v, &mut pos), tf);
             assert_eq!(pos, v.len());
@@ -1778,6 +1888,76 @@ mod tests {
             }
         }
         assert_eq!(a.vocabulary_len(), b.vocabulary_len());
+    }
+
+    #[test]
+    fn ids_sort_like_sort_unstable() {
+        let mut scratch = Vec::new();
+        let mut x = 12345u64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % m) as u32
+        };
+        let mut cases: Vec<Vec<u32>> = vec![
+            vec![],
+            vec![7],
+            (0..200).rev().collect(),
+            (0..200).collect(),
+            vec![5; 100],
+            vec![u32::MAX, 0, 1 << 31, 255, 256, 65_535, 65_536, 1 << 24],
+        ];
+        for (len, m) in [(63, 1000), (64, 1000), (65, 10), (300, 300), (1000, 40_000)] {
+            cases.push((0..len).map(|_| next(m)).collect());
+        }
+        cases.push((0..500).map(|_| next(u64::from(u32::MAX))).collect());
+        let mut wide: Vec<u32> = (0..100).map(|_| next(1 << 30)).collect();
+        wide.extend([u32::MAX, 0, u32::MAX - 1]);
+        cases.push(wide);
+        for ids in cases {
+            let mut want = ids.clone();
+            want.sort_unstable();
+            let mut got = ids.clone();
+            sort_ids(&mut got, &mut scratch);
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn prefix_keys_order_like_strings() {
+        let mut words = vec![
+            "",
+            "a",
+            "ab",
+            "abc",
+            "abcdefgh",
+            "abcdefgha",
+            "abcdefghb",
+            "abcdefgi",
+            "b",
+            "ba",
+            "zzzzzzzzzzzz",
+            "zzzzzzzz",
+            "café",
+            "cafe",
+            "caff",
+            "日本",
+            "2fa",
+            "a2",
+            "é",
+        ];
+        words.sort_unstable_by(|a, b| prefix_key(a).cmp(&prefix_key(b)).then_with(|| a.cmp(b)));
+        let mut plain = words.clone();
+        plain.sort_unstable();
+        assert_eq!(words, plain);
+        for w in &plain {
+            for v in &plain {
+                if prefix_key(w) < prefix_key(v) {
+                    assert!(w < v, "{w} {v}");
+                }
+            }
+        }
     }
 
     #[test]

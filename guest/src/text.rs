@@ -8,6 +8,7 @@
 
 use hashbrown::{HashTable, hash_table};
 use rust_stemmers::{Algorithm, Stemmer};
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::hash::Hasher;
@@ -163,8 +164,8 @@ pub const FR_STOP_WORDS: &[&str] = &[
     "tout", "tous", "toute", "toutes",
 ];
 
-fn stop_words() -> &'static HashSet<&'static str> {
-    static SET: OnceLock<HashSet<&'static str>> = OnceLock::new();
+fn stop_words() -> &'static FxHashSet<&'static str> {
+    static SET: OnceLock<FxHashSet<&'static str>> = OnceLock::new();
     SET.get_or_init(|| EN_STOP_WORDS.iter().chain(FR_STOP_WORDS).copied().collect())
 }
 
@@ -270,8 +271,8 @@ pub const RANK_KEEP_WORDS: &[&str] = &[
     "moins", "même", "dont", "suis", "sommes", "êtes", "moi", "toi", "lui", "eux",
 ];
 
-fn rank_stop_words() -> &'static HashSet<&'static str> {
-    static SET: OnceLock<HashSet<&'static str>> = OnceLock::new();
+fn rank_stop_words() -> &'static FxHashSet<&'static str> {
+    static SET: OnceLock<FxHashSet<&'static str>> = OnceLock::new();
     SET.get_or_init(|| {
         stop_words()
             .iter()
@@ -443,6 +444,34 @@ fn phrase_groups() -> &'static [(&'static str, Vec<Phrase>)] {
     })
 }
 
+/// Per last word of a phrase, the index of its group in [`phrase_groups`].
+fn phrase_group_index() -> &'static FxHashMap<&'static str, u32> {
+    static INDEX: OnceLock<FxHashMap<&'static str, u32>> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        let mut index = FxHashMap::default();
+        for (g, (last, _)) in phrase_groups().iter().enumerate() {
+            index.entry(*last).or_insert(g as u32);
+        }
+        index
+    })
+}
+
+/// [`crate::synonyms::canonical`] through a hash table (the first entry of an alias wins, as
+/// in the table's linear search).
+fn canonical(word: &str) -> Option<&'static str> {
+    static INDEX: OnceLock<FxHashMap<&'static str, &'static str>> = OnceLock::new();
+    INDEX
+        .get_or_init(|| {
+            let mut index = FxHashMap::default();
+            for (alias, canon) in crate::synonyms::ALIASES {
+                index.entry(*alias).or_insert(*canon);
+            }
+            index
+        })
+        .get(word)
+        .copied()
+}
+
 /// The hash of a string in [`Interner`] tables.
 fn hash_str(s: &str) -> u64 {
     let mut h = rustc_hash::FxHasher::default();
@@ -521,6 +550,116 @@ impl Interner {
 /// No term (a dropped word) / no phrase group.
 const NONE: u32 = u32::MAX;
 
+/// The hash of a word in [`WordCache`]: its length, its 8-byte blocks and its last 0 to 8
+/// bytes (read as at most two overlapping 4-byte loads), each folded in with an odd multiply,
+/// then a final xor-shift-multiply mix (a bijection, so two words of the same length
+/// and first blocks differing in their tail never share a hash). A few instructions for a
+/// short word, and no byte-by-byte loop.
+#[inline]
+fn word_hash(b: &[u8]) -> u64 {
+    const K0: u64 = 0x9e37_79b9_7f4a_7c15;
+    const K1: u64 = 0xa076_1d64_78bd_642f;
+    #[inline(always)]
+    fn le32(b: &[u8]) -> u64 {
+        u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    let mut h = (b.len() as u64).wrapping_mul(K0);
+    let mut rest = b;
+    while rest.len() > 8 {
+        let (block, tail) = rest.split_at(8);
+        h = (h ^ le32(block) ^ (le32(&block[4..]) << 32))
+            .wrapping_mul(K1)
+            .rotate_left(29);
+        rest = tail;
+    }
+    let n = rest.len();
+    let v = if n >= 4 {
+        le32(rest) | le32(&rest[n - 4..]) << 32
+    } else if n > 0 {
+        u64::from(rest[0]) | u64::from(rest[n / 2]) << 8 | u64::from(rest[n - 1]) << 16
+    } else {
+        0
+    };
+    h = (h ^ v).wrapping_mul(K1);
+    h ^= h >> 32;
+    h = h.wrapping_mul(K0);
+    h ^ (h >> 29)
+}
+
+/// Lowercase words seen, each with its term (`NONE`: dropped), so that a word seen before
+/// costs one hash lookup (no lowercasing, stop word test, alias lookup or stemming again).
+#[derive(Default, Clone)]
+struct WordCache {
+    /// The words, concatenated.
+    text: Vec<u8>,
+    /// Per word: (start in `text`, length, term).
+    table: HashTable<(u32, u32, u32)>,
+}
+
+impl std::fmt::Debug for WordCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WordCache")
+            .field("len", &self.table.len())
+            .field("bytes", &self.text.len())
+            .finish()
+    }
+}
+
+impl WordCache {
+    /// The term of `word` (whose [`word_hash`] is `hash`), if seen.
+    #[inline]
+    fn find(&self, hash: u64, word: &[u8]) -> Option<u32> {
+        let text = &self.text;
+        self.table
+            .find(hash, |&(start, len, _)| {
+                len as usize == word.len()
+                    && same_bytes(&text[start as usize..start as usize + len as usize], word)
+            })
+            .map(|e| e.2)
+    }
+
+    /// Record `word` (not seen yet, hash `hash`) and its term.
+    fn insert(&mut self, hash: u64, word: &[u8], term: u32) {
+        let start = self.text.len();
+        u32::try_from(start + word.len()).expect("less than 4 GiB of words");
+        self.text.extend_from_slice(word);
+        let text = &self.text;
+        self.table.insert_unique(
+            hash,
+            (start as u32, word.len() as u32, term),
+            |&(s, l, _)| word_hash(&text[s as usize..s as usize + l as usize]),
+        );
+    }
+}
+
+/// The last (at most 4) word terms of the current text, oldest first.
+#[derive(Debug, Default, Clone, Copy)]
+struct Recent {
+    terms: [u32; 4],
+    len: usize,
+}
+
+impl Recent {
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    #[inline]
+    fn push(&mut self, term: u32) {
+        if self.len == self.terms.len() {
+            self.terms.copy_within(1.., 0);
+            self.terms[self.len - 1] = term;
+        } else {
+            self.terms[self.len] = term;
+            self.len += 1;
+        }
+    }
+
+    fn as_slice(&self) -> &[u32] {
+        &self.terms[..self.len]
+    }
+}
+
 /// The ranker's analyser: identifier splitting, compounds, abbreviations, stop words, stemming.
 ///
 /// - words are split as in [`split_identifiers`];
@@ -537,21 +676,50 @@ const NONE: u32 = u32::MAX;
 /// the analyser memoises each distinct lowercase word's term number, so analysing a whole
 /// catalogue stems each distinct word once and costs one hash lookup per word. Duplicates are
 /// kept (term frequencies matter to the ranker).
+///
+/// The text is read in one pass over its bytes: ASCII chunks (the usual case) are split with a
+/// byte-class table as the bytes go by and looked up in place (lowercased first only when they
+/// hold capitals); a chunk holding a non-ASCII character other than whitespace is split
+/// character by character ([`split_chunk`]).
 #[derive(Debug, Default)]
 pub struct Analyzer {
-    /// Lowercase words seen.
-    words: Interner,
-    /// Per word: its term (`NONE`: dropped).
-    word_term: Vec<u32>,
+    /// Lowercase words seen, and their terms.
+    words: WordCache,
     /// Terms.
     terms: Interner,
     /// Per term: the index of its group in [`phrase_groups`] (`NONE`: ends no phrase).
     term_phrases: Vec<u32>,
+    /// Scratch: a lowercased part, the lowercased parts of non-ASCII runs of the current
+    /// chunk, a join.
     buf: String,
-    ranges: Vec<(usize, usize)>,
-    /// The last (at most 4) word terms of the current text.
-    recent: Vec<u32>,
+    ubuf: String,
     joined: String,
+    recent: Recent,
+}
+
+/// The chunk being read (see [`Analyzer::piece`]).
+#[derive(Debug, Clone, Copy)]
+struct Chunk {
+    /// Position of its first part.
+    first_pos: u32,
+    /// Number of parts so far.
+    parts: usize,
+    /// Its first parts (for the join): a range of the text (ASCII, not lowercased yet), or
+    /// of `Analyzer::ubuf` (flag set).
+    first: [(usize, usize, bool); 3],
+    /// Characters in its first parts.
+    chars: usize,
+}
+
+impl Chunk {
+    fn at(position: u32) -> Self {
+        Self {
+            first_pos: position,
+            parts: 0,
+            first: [(0, 0, false); 3],
+            chars: 0,
+        }
+    }
 }
 
 impl Analyzer {
@@ -573,25 +741,32 @@ impl Analyzer {
     pub fn intern_term(&mut self, term: &str) -> u32 {
         let (id, new) = self.terms.intern(term);
         if new {
-            let group = phrase_groups().iter().position(|(last, _)| *last == term);
-            self.term_phrases
-                .push(group.map_or(NONE, |g| u32::try_from(g).unwrap_or(NONE)));
+            let group = phrase_group_index().get(term).copied();
+            self.term_phrases.push(group.unwrap_or(NONE));
         }
         id
     }
 
+    /// The term of a lowercase word (`NONE`: dropped).
+    #[inline(always)]
     fn word_term(&mut self, word: &str) -> u32 {
-        if let Some(w) = self.words.find(word) {
-            return self.word_term[w as usize];
+        let hash = word_hash(word.as_bytes());
+        match self.words.find(hash, word.as_bytes()) {
+            Some(term) => term,
+            None => self.new_word(hash, word),
         }
+    }
+
+    /// [`Analyzer::word_term`] of a word not seen yet.
+    #[inline(never)]
+    fn new_word(&mut self, hash: u64, word: &str) -> u32 {
         let term = if word.bytes().all(|b| b.is_ascii_digit()) || is_rank_stop_word(word) {
             NONE
         } else {
-            let canon = crate::synonyms::canonical(word).unwrap_or(word);
+            let canon = canonical(word).unwrap_or(word);
             self.intern_term(&stem(canon))
         };
-        self.words.intern(word);
-        self.word_term.push(term);
+        self.words.insert(hash, word.as_bytes(), term);
         term
     }
 
@@ -608,88 +783,315 @@ impl Analyzer {
     ) {
         let mut position = 0u32;
         self.recent.clear();
-        let mut buf = std::mem::take(&mut self.buf);
-        let mut ranges = std::mem::take(&mut self.ranges);
-        let mut joined = std::mem::take(&mut self.joined);
         for piece in pieces {
-            for_each_chunk(piece, |chunk, classes| {
-                let src = if classes & HIGH == 0 {
-                    // ASCII: parts are found on the chunk; lowercase it only if needed.
-                    ascii_parts(chunk.as_bytes(), classes, &mut ranges);
-                    if classes & UPPER == 0 {
-                        chunk
-                    } else {
-                        buf.clear();
-                        buf.push_str(chunk);
-                        buf.make_ascii_lowercase();
-                        buf.as_str()
-                    }
-                } else {
-                    split_chunk(chunk, &mut buf, &mut ranges);
-                    buf.as_str()
-                };
-                self.chunk(src, &ranges, &mut joined, &mut position, &mut emit);
-            });
+            self.piece(piece, &mut position, &mut emit);
         }
-        self.buf = buf;
-        self.ranges = ranges;
-        self.joined = joined;
     }
 
-    /// The terms of one chunk: its parts (`ranges` of `src`, lowercase), then the join of
-    /// its parts when there are 2 or 3.
-    fn chunk(
+    /// The terms of one piece, in one pass over its bytes.
+    ///
+    /// The text is a sequence of whitespace-delimited chunks (as `split_whitespace` finds
+    /// them), each a sequence of runs of letters and digits (`char::is_alphanumeric`)
+    /// separated by other characters, each run split into parts at case changes
+    /// ([`split_camel`]). A part is emitted as soon as it ends: runs are independent, and a
+    /// case change found on ASCII characters is one by the Unicode rules too, so that only
+    /// the part being read when a non-ASCII letter or digit turns up is read again
+    /// character by character ([`Analyzer::unicode_run`]). The join of a chunk's parts is
+    /// emitted at its end.
+    fn piece(
         &mut self,
-        src: &str,
-        ranges: &[(usize, usize)],
-        joined: &mut String,
+        text: &str,
         position: &mut u32,
         emit: &mut impl FnMut(u32, &str, u32, bool),
     ) {
-        if ranges.is_empty() {
+        let b = text.as_bytes();
+        let n = b.len();
+        let mut chunk = Chunk::at(*position);
+        let mut i = 0;
+        while i < n {
+            let c = CLASSES[b[i] as usize];
+            if c & ALNUM != 0 {
+                i = self.ascii_run(text, i, &mut chunk, position, emit);
+            } else if c & HIGH == 0 {
+                if c & SPACE != 0 {
+                    self.end_chunk(text, &mut chunk, position, emit);
+                }
+                i += 1;
+            } else {
+                let ch = text[i..].chars().next().unwrap_or(' ');
+                if ch.is_whitespace() {
+                    self.end_chunk(text, &mut chunk, position, emit);
+                    i += ch.len_utf8();
+                } else if ch.is_alphanumeric() {
+                    i = self.unicode_run(text, i, &mut chunk, position, emit);
+                } else {
+                    i += ch.len_utf8();
+                }
+            }
+        }
+        self.end_chunk(text, &mut chunk, position, emit);
+    }
+
+    /// The parts of the run of ASCII letters and digits at `text[i]`; returns where the run
+    /// ends. When it goes on with a non-ASCII letter or digit, the part being read and the
+    /// rest of the run are read by [`Analyzer::unicode_run`].
+    #[inline(always)]
+    fn ascii_run(
+        &mut self,
+        text: &str,
+        i: usize,
+        chunk: &mut Chunk,
+        position: &mut u32,
+        emit: &mut impl FnMut(u32, &str, u32, bool),
+    ) -> usize {
+        let b = text.as_bytes();
+        let n = b.len();
+        let class = |i: usize| CLASSES[b[i] as usize];
+        let mut part = i;
+        let mut upper = class(i) & UPPER != 0;
+        let mut j = i + 1;
+        loop {
+            j = lower_run_end(b, j);
+            if j >= n {
+                break;
+            }
+            let c = class(j);
+            if c & UPPER != 0 {
+                // lower -> upper, or the last capital of an acronym before a lowercase
+                // letter (`XMLHttp` -> `XML`, `Http`)
+                let p = class(j - 1);
+                if p & LOWER != 0 || (p & UPPER != 0 && j + 1 < n && class(j + 1) & LOWER != 0) {
+                    self.ascii_part(text, part, j, upper, chunk, position, emit);
+                    part = j;
+                }
+                upper = true;
+                j += 1;
+            } else {
+                if c & HIGH != 0 && text[j..].chars().next().is_some_and(char::is_alphanumeric) {
+                    return self.unicode_run(text, part, chunk, position, emit);
+                }
+                break;
+            }
+        }
+        self.ascii_part(text, part, j, upper, chunk, position, emit);
+        j
+    }
+
+    /// The parts of the run of letters and digits (Unicode) starting at `text[i]` (a part
+    /// boundary), split by [`split_camel`]; returns where the run ends.
+    #[inline(never)]
+    fn unicode_run(
+        &mut self,
+        text: &str,
+        i: usize,
+        chunk: &mut Chunk,
+        position: &mut u32,
+        emit: &mut impl FnMut(u32, &str, u32, bool),
+    ) -> usize {
+        let end = text[i..]
+            .char_indices()
+            .find(|(_, c)| !c.is_alphanumeric())
+            .map_or(text.len(), |(k, _)| i + k);
+        // Lowercase parts go to `ubuf`, where they stay until the chunk's join is made.
+        let mut ubuf = std::mem::take(&mut self.ubuf);
+        split_camel(&text[i..end], |part| {
+            let start = ubuf.len();
+            if part.is_ascii() {
+                ubuf.push_str(part);
+                ubuf[start..].make_ascii_lowercase();
+            } else {
+                ubuf.push_str(&part.to_lowercase());
+            }
+            let word = &ubuf[start..];
+            let chars = word.chars().count();
+            self.part(
+                word,
+                chunk,
+                (start, ubuf.len(), true),
+                chars,
+                position,
+                emit,
+            );
+        });
+        self.ubuf = ubuf;
+        end
+    }
+
+    /// Part `text[a..b]` of a run of ASCII letters and digits (`upper`: it holds capitals).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn ascii_part(
+        &mut self,
+        text: &str,
+        a: usize,
+        b: usize,
+        upper: bool,
+        chunk: &mut Chunk,
+        position: &mut u32,
+        emit: &mut impl FnMut(u32, &str, u32, bool),
+    ) {
+        if upper {
+            let mut lower = std::mem::take(&mut self.buf);
+            lower.clear();
+            lower.push_str(&text[a..b]);
+            lower.make_ascii_lowercase();
+            self.part(&lower, chunk, (a, b, false), b - a, position, emit);
+            self.buf = lower;
+        } else {
+            self.part(&text[a..b], chunk, (a, b, false), b - a, position, emit);
+        }
+    }
+
+    /// One part of the current chunk: `word` (lowercase, `chars` characters), found at
+    /// `at` (a range of the text, or of `ubuf` when its flag is set).
+    #[inline(always)]
+    fn part(
+        &mut self,
+        word: &str,
+        chunk: &mut Chunk,
+        at: (usize, usize, bool),
+        chars: usize,
+        position: &mut u32,
+        emit: &mut impl FnMut(u32, &str, u32, bool),
+    ) {
+        let term = self.word_term(word);
+        if term != NONE {
+            emit(term, word, *position, false);
+            let group = self.term_phrases[term as usize];
+            if group != NONE {
+                self.phrases(group, *position, emit);
+            }
+            self.recent.push(term);
+        }
+        *position += 1;
+        if chunk.parts < chunk.first.len() {
+            chunk.first[chunk.parts] = at;
+            chunk.chars += chars;
+        }
+        chunk.parts += 1;
+    }
+
+    /// The end of a chunk: the join of its parts when there are 2 or 3 (of at most 24
+    /// characters); then a new chunk starts.
+    #[inline(always)]
+    fn end_chunk(
+        &mut self,
+        text: &str,
+        chunk: &mut Chunk,
+        position: &mut u32,
+        emit: &mut impl FnMut(u32, &str, u32, bool),
+    ) {
+        if chunk.parts == 0 {
             return;
         }
-        let first_pos = *position;
-        for &(a, b) in ranges {
-            let part = &src[a..b];
-            let term = self.word_term(part);
-            if term != NONE {
-                emit(term, part, *position, false);
-                let group = self.term_phrases[term as usize];
-                if group != NONE {
-                    for (words, abbr) in &phrase_groups()[group as usize].1 {
-                        let n = words.len() - 1;
-                        if self.recent.len() >= n
-                            && self.recent[self.recent.len() - n..]
-                                .iter()
-                                .zip(words.iter())
-                                .all(|(&x, y)| self.terms.get(x) == *y)
-                        {
-                            let id = self.intern_term(abbr);
-                            emit(id, abbr, *position, true);
-                        }
-                    }
-                }
-                if self.recent.len() >= 4 {
-                    self.recent.remove(0);
-                }
-                self.recent.push(term);
-            }
-            *position += 1;
+        if chunk.parts >= 2 {
+            self.join(text, chunk, emit);
         }
-        if (2..=3).contains(&ranges.len()) {
-            joined.clear();
-            for &(a, b) in ranges {
-                joined.push_str(&src[a..b]);
+        if !self.ubuf.is_empty() {
+            self.ubuf.clear();
+        }
+        // (`first` is only read up to `parts`)
+        chunk.parts = 0;
+        chunk.chars = 0;
+        chunk.first_pos = *position;
+    }
+
+    /// The join of the parts of `chunk` when there are 2 or 3, of at most 24 characters.
+    #[inline(never)]
+    fn join(&mut self, text: &str, chunk: &Chunk, emit: &mut impl FnMut(u32, &str, u32, bool)) {
+        if chunk.parts > 3 || chunk.chars > 24 {
+            return;
+        }
+        let mut joined = std::mem::take(&mut self.joined);
+        joined.clear();
+        for &(a, b, in_ubuf) in &chunk.first[..chunk.parts] {
+            if in_ubuf {
+                joined.push_str(&self.ubuf[a..b]);
+            } else {
+                let start = joined.len();
+                joined.push_str(&text[a..b]);
+                joined[start..].make_ascii_lowercase();
             }
-            if joined.chars().count() <= 24 {
-                let term = self.word_term(joined);
-                if term != NONE {
-                    emit(term, joined, first_pos, true);
-                }
+        }
+        let term = self.word_term(&joined);
+        if term != NONE {
+            emit(term, &joined, chunk.first_pos, true);
+        }
+        self.joined = joined;
+    }
+
+    /// The abbreviations of the phrases of group `group` that the recent terms end (the
+    /// group's last word is the term just emitted at `position`).
+    fn phrases(&mut self, group: u32, position: u32, emit: &mut impl FnMut(u32, &str, u32, bool)) {
+        let recent = self.recent;
+        let recent = recent.as_slice();
+        for (words, abbr) in &phrase_groups()[group as usize].1 {
+            let n = words.len() - 1;
+            if recent.len() >= n
+                && recent[recent.len() - n..]
+                    .iter()
+                    .zip(words.iter())
+                    .all(|(&x, y)| self.terms.get(x) == *y)
+            {
+                let id = self.intern_term(abbr);
+                emit(id, abbr, position, true);
             }
         }
     }
+}
+
+/// Whether `a` and `b` (of the same length) are equal: words of at most 16 bytes are compared
+/// with at most four overlapping loads instead of a call to `memcmp`.
+#[inline(always)]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    #[inline(always)]
+    fn le64(b: &[u8]) -> u64 {
+        u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+    }
+    #[inline(always)]
+    fn le32(b: &[u8]) -> u32 {
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    if n >= 8 {
+        if n > 16 {
+            return a == b;
+        }
+        le64(a) == le64(b) && le64(&a[n - 8..]) == le64(&b[n - 8..])
+    } else if n >= 4 {
+        le32(a) == le32(b) && le32(&a[n - 4..]) == le32(&b[n - 4..])
+    } else {
+        n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1])
+    }
+}
+
+/// The end of the stretch of ASCII lowercase letters and digits of `b` at `j`: the first
+/// index at or after `j` holding another byte (or `b.len()`). Eight bytes at a time (SWAR),
+/// then byte by byte near the end of `b`.
+#[inline(always)]
+fn lower_run_end(b: &[u8], mut j: usize) -> usize {
+    const L: u64 = 0x0101_0101_0101_0101;
+    const H: u64 = 0x8080_8080_8080_8080;
+    while let Some(block) = b[j..].first_chunk::<8>() {
+        let x = u64::from_le_bytes(*block);
+        // Per byte (high bit cleared, so that no sum carries into the next byte): whether
+        // it is at least `a` and not past `z`, or at least `0` and not past `9`.
+        let y = x & !H;
+        let lower = y.wrapping_add(L * (0x80 - 0x61)) & !y.wrapping_add(L * (0x80 - 0x7b));
+        let digit = y.wrapping_add(L * (0x80 - 0x30)) & !y.wrapping_add(L * (0x80 - 0x3a));
+        let other = !((lower | digit) & !x) & H;
+        if other != 0 {
+            return j + (other.trailing_zeros() / 8) as usize;
+        }
+        j += 8;
+    }
+    while j < b.len() && CLASSES[b[j] as usize] & (LOWER | DIGIT) != 0 {
+        j += 1;
+    }
+    j
 }
 
 /// Byte classes of [`CLASSES`].
@@ -699,6 +1101,7 @@ const LOWER: u8 = 4;
 const SPACE: u8 = 8;
 /// Not ASCII.
 const HIGH: u8 = 16;
+const DIGIT: u8 = 32;
 
 /// The class bits of each byte (ASCII letters, digits and whitespace as `char` sees them).
 static CLASSES: [u8; 256] = {
@@ -713,7 +1116,7 @@ static CLASSES: [u8; 256] = {
         } else if b.is_ascii_lowercase() {
             ALNUM | LOWER
         } else if b.is_ascii_digit() {
-            ALNUM
+            ALNUM | DIGIT
         } else if matches!(b, 9..=13 | 32) {
             // `char::is_whitespace` on ASCII (vertical tab included)
             SPACE
@@ -724,79 +1127,6 @@ static CLASSES: [u8; 256] = {
     }
     t
 };
-
-/// `text.split_whitespace()`, calling `f(chunk, classes)` with the union of the chunk's byte
-/// classes (its whitespace is found byte by byte; non-ASCII characters are decoded).
-fn for_each_chunk<'a>(text: &'a str, mut f: impl FnMut(&'a str, u8)) {
-    let b = text.as_bytes();
-    let mut i = 0;
-    let mut start = 0;
-    let mut classes = 0u8;
-    let mut in_chunk = false;
-    while i < b.len() {
-        let c = CLASSES[b[i] as usize];
-        let (space, len) = if c & HIGH == 0 {
-            (c & SPACE != 0, 1)
-        } else {
-            let ch = text[i..].chars().next().unwrap_or(' ');
-            (ch.is_whitespace(), ch.len_utf8())
-        };
-        if space {
-            if in_chunk {
-                f(&text[start..i], classes);
-                in_chunk = false;
-            }
-        } else {
-            if !in_chunk {
-                in_chunk = true;
-                start = i;
-                classes = 0;
-            }
-            classes |= c;
-        }
-        i += len;
-    }
-    if in_chunk {
-        f(&text[start..], classes);
-    }
-}
-
-/// The parts of an ASCII chunk (as [`split_chunk`] finds them) as byte ranges of the chunk;
-/// `classes` is the union of its byte classes.
-fn ascii_parts(b: &[u8], classes: u8, ranges: &mut Vec<(usize, usize)>) {
-    ranges.clear();
-    let class = |i: usize| CLASSES[b[i] as usize];
-    let mut i = 0;
-    while i < b.len() {
-        if class(i) & ALNUM == 0 {
-            i += 1;
-            continue;
-        }
-        let mut part = i;
-        let mut end = i + 1;
-        if classes & UPPER == 0 {
-            while end < b.len() && class(end) & ALNUM != 0 {
-                end += 1;
-            }
-        } else {
-            while end < b.len() && class(end) & ALNUM != 0 {
-                let (p, c) = (class(end - 1), class(end));
-                let boundary = (p & LOWER != 0 && c & UPPER != 0)
-                    || (p & UPPER != 0
-                        && c & UPPER != 0
-                        && end + 1 < b.len()
-                        && class(end + 1) & LOWER != 0);
-                if boundary {
-                    ranges.push((part, end));
-                    part = end;
-                }
-                end += 1;
-            }
-        }
-        ranges.push((part, end));
-        i = end;
-    }
-}
 
 /// [`Analyzer::run`] collected into a list (one-off use).
 pub fn analyze(text: &str) -> Vec<Term> {
@@ -880,39 +1210,390 @@ mod tests {
         out
     }
 
-    #[test]
-    fn byte_paths_match_the_char_rules() {
-        let texts = [
-            "getUserName snake_case kebab-case HTTPServer k8s XMLHttpRequest",
-            "ABC aBC AbC abC A1B2c3 fp16 S3Bucket iOS macOS URLs JSONParser x",
-            "--a--b__c..d//e (f) [g]{h} 'i' \"j\" 10.5.3 v2.0-beta1 a.b.c.d",
-            "tab\there\nnew\rline\x0bvt\x0cff end",
-            "café naïve Größe 日本語 ÉCOLE éCole x\u{a0}y x\u{2003}y x\u{3000}y — → ✓",
-            "  leading and trailing  ",
-            "",
-        ];
-        for text in texts {
-            let mut chunks = Vec::new();
-            for_each_chunk(text, |c, _| chunks.push(c));
-            let expected: Vec<&str> = text.split_whitespace().collect();
-            assert_eq!(chunks, expected, "{text:?}");
-            for_each_chunk(text, |chunk, classes| {
-                let want = parts_by_chars(chunk);
-                if classes & HIGH == 0 {
-                    let mut ranges = Vec::new();
-                    ascii_parts(chunk.as_bytes(), classes, &mut ranges);
-                    let got: Vec<String> = ranges
-                        .iter()
-                        .map(|&(a, b)| chunk[a..b].to_ascii_lowercase())
-                        .collect();
-                    assert_eq!(got, want, "{chunk:?}");
+    /// Texts with the shapes the analyser must get right.
+    const TRICKY: &[&str] = &[
+        "getUserName snake_case kebab-case HTTPServer k8s XMLHttpRequest",
+        "ABC aBC AbC abC A1B2c3 fp16 S3Bucket iOS macOS URLs JSONParser x",
+        "--a--b__c..d//e (f) [g]{h} 'i' \"j\" 10.5.3 v2.0-beta1 a.b.c.d",
+        "tab\there\nnew\rline\x0bvt\x0cff end",
+        "café naïve Größe 日本語 ÉCOLE éCole x\u{a0}y x\u{2003}y x\u{3000}y — → ✓",
+        "a\u{85}b\u{2028}c\u{1680}d \u{a0}\u{a0} Café-Bar caféBar ǅemal İstanbul ﬁle",
+        "  leading and trailing  ",
+        "",
+        " ",
+        "Pull Requests, pull-request, the pull of requests; machine learning end-to-end",
+        "large language models: LLM, a large-language-model, natural language processing",
+        "abcdefghijkl-mnopqrstuvwx abcdefghijkl-mnopqrstuvwxy ABCDEFGHIJKL-MNOPQRSTUVWX",
+        "ééééééééééé-éééééééééééé ééééééééééé-éééééééééééé-é",
+        "2024 10 007 v1 1v 2fa K8S Postgres postgres POSTGRES psql",
+        "supercalifragilisticexpialidocious pneumonoultramicroscopicsilicovolcanoconiosis",
+        "the The THE and of le la les I'm l'authentification qu'il",
+        "a-b-c-d a_b_c a/b x.y.z.w -_-_- ___ ... 1-2-3",
+        // a non-ASCII letter or digit within or after an ASCII run (it is read again)
+        "ABé xABé getUserNaméX ABCé fooé é éAB aé-b e\u{301}x ABǅ aǅb AǄb ABⓐ ABⅫc x² ABC²",
+        "aBC²d ١٢٣ ab١٢ foo—bar ABC—def HTTPé—x café's naïveTéST ÀB ǅ Ǆ ǆ İ ß ẞ",
+        "XMLHttpRéquest-ÉTÉ-été über_Größe ÀÉÎ-ÕÜ-y",
+    ];
+
+    /// The analyser's rules written plainly (character by character, no memoisation): for
+    /// each whitespace chunk of each piece, its parts, then its join.
+    fn reference(pieces: &[&str]) -> Vec<(String, String, u32, bool)> {
+        fn term(w: &str) -> Option<String> {
+            if w.bytes().all(|b| b.is_ascii_digit()) || is_rank_stop_word(w) {
+                None
+            } else {
+                Some(stem(crate::synonyms::canonical(w).unwrap_or(w)).into_owned())
+            }
+        }
+        let mut out = Vec::new();
+        let mut position = 0;
+        let mut recent: Vec<String> = Vec::new();
+        for chunk in pieces.iter().flat_map(|p| p.split_whitespace()) {
+            let parts = parts_by_chars(chunk);
+            let first = position;
+            for part in &parts {
+                if let Some(t) = term(part) {
+                    out.push((t.clone(), part.clone(), position, false));
+                    for (words, abbr) in crate::synonyms::PHRASES {
+                        let n = words.len() - 1;
+                        if words[n] == t
+                            && recent.len() >= n
+                            && recent[recent.len() - n..] == words[..n]
+                        {
+                            out.push((abbr.to_string(), abbr.to_string(), position, true));
+                        }
+                    }
+                    if recent.len() >= 4 {
+                        recent.remove(0);
+                    }
+                    recent.push(t);
                 }
+                position += 1;
+            }
+            if (2..=3).contains(&parts.len()) {
+                let joined = parts.concat();
+                if joined.chars().count() <= 24
+                    && let Some(t) = term(&joined)
+                {
+                    out.push((t, joined, first, true));
+                }
+            }
+        }
+        out
+    }
+
+    /// The analyser's output on `pieces` (term texts), checking on the way that terms are
+    /// numbered in order of first appearance.
+    fn analysed(analyzer: &mut Analyzer, pieces: &[&str]) -> Vec<(String, String, u32, bool)> {
+        let mut out = Vec::new();
+        let mut ids = Vec::new();
+        analyzer.run_pieces(pieces.iter().copied(), |term, surface, position, joined| {
+            ids.push(term);
+            out.push((String::new(), surface.to_string(), position, joined));
+        });
+        for (o, &id) in out.iter_mut().zip(&ids) {
+            o.0 = analyzer.term(id).to_string();
+        }
+        out
+    }
+
+    /// A deterministic jumble of letters, digits, separators, non-ASCII letters and Unicode
+    /// whitespace, and of words from the phrase and alias tables.
+    fn jumble(seed: u64, len: usize) -> String {
+        const BITS: &[&str] = &[
+            "a",
+            "b",
+            "z",
+            "Q",
+            "X",
+            "e",
+            "1",
+            "9",
+            "0",
+            "-",
+            "_",
+            " ",
+            " ",
+            " ",
+            "\t",
+            "\n",
+            ".",
+            "/",
+            "é",
+            "É",
+            "ß",
+            "日",
+            "\u{a0}",
+            "\u{2003}",
+            "ǅ",
+            "İ",
+            "ﬁ",
+            "pull",
+            "request",
+            "Requests",
+            "end",
+            "machine",
+            "learning",
+            "k8s",
+            "the",
+            "Postgres",
+            "XMLHttp",
+            "2024",
+            "language",
+            "model",
+            "large",
+            "tHe",
+            "DataFrame",
+            "ÉCOLE",
+            "—",
+            "²",
+            "Ⅻ",
+            "\u{301}",
+            "ⓐ",
+            "١",
+        ];
+        let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut s = String::new();
+        for _ in 0..len {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            s.push_str(BITS[(x % BITS.len() as u64) as usize]);
+        }
+        s
+    }
+
+    #[test]
+    fn split_chunk_matches_the_char_rules() {
+        for text in TRICKY {
+            for chunk in text.split_whitespace() {
                 let (mut buf, mut ranges) = (String::new(), Vec::new());
                 split_chunk(chunk, &mut buf, &mut ranges);
                 let got: Vec<&str> = ranges.iter().map(|&(a, b)| &buf[a..b]).collect();
-                assert_eq!(got, want, "{chunk:?}");
-            });
+                assert_eq!(got, parts_by_chars(chunk), "{chunk:?}");
+            }
         }
+    }
+
+    #[test]
+    fn analyzer_matches_the_reference() {
+        // one analyser throughout, so that words come back from its cache
+        let mut analyzer = Analyzer::new();
+        for _ in 0..2 {
+            for text in TRICKY {
+                assert_eq!(
+                    analysed(&mut analyzer, &[text]),
+                    reference(&[text]),
+                    "{text:?}"
+                );
+            }
+            for seed in 0..3000 {
+                let text = jumble(seed, 1 + seed as usize % 60);
+                assert_eq!(
+                    analysed(&mut analyzer, &[&text]),
+                    reference(&[&text]),
+                    "{text:?}"
+                );
+            }
+        }
+        // pieces: analysed as if joined by whitespace (positions and phrases run on)
+        let pieces = ["Pull", "requests", "", "getUser-Name", "  end", "to-end x"];
+        assert_eq!(analysed(&mut analyzer, &pieces), reference(&pieces));
+        assert_eq!(
+            analysed(&mut analyzer, &pieces),
+            analysed(&mut analyzer, &[&pieces.join(" ")])
+        );
+        let pieces = [jumble(7, 40), jumble(8, 3), String::new(), jumble(9, 50)];
+        let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
+        assert_eq!(analysed(&mut analyzer, &pieces), reference(&pieces));
+    }
+
+    #[test]
+    fn terms_are_numbered_in_order_of_first_appearance() {
+        let mut analyzer = Analyzer::new();
+        let mut ids = Vec::new();
+        analyzer.run(
+            "Deploy to k8s: deploy, DEPLOY, pull requests and pull-requests",
+            |term, _, _, _| ids.push(term),
+        );
+        let mut next = 0;
+        for &id in &ids {
+            assert!(id <= next, "{ids:?}");
+            if id == next {
+                next += 1;
+            }
+        }
+        assert_eq!(next as usize, analyzer.terms_len());
+        let texts: Vec<&str> = (0..next).map(|t| analyzer.term(t)).collect();
+        assert_eq!(
+            texts,
+            vec!["deploy", "kubernet", "pull", "request", "pr", "pullrequest"]
+        );
+    }
+
+    #[test]
+    fn word_cache_edge_cases() {
+        let long = "x".repeat(1000);
+        let mut longer = long.clone();
+        longer.push('y');
+        let words: Vec<&[u8]> = vec![
+            b"",
+            b"a",
+            b"ab",
+            b"abc",
+            b"abcd",
+            b"abcde",
+            b"abcdefg",
+            b"abcdefgh",
+            b"abcdefghi",
+            b"abcdefghijklmnop",
+            b"abcdefghijklmnopq",
+            b"abcdefghijklmnoq",
+            "café".as_bytes(),
+            "日本語".as_bytes(),
+            long.as_bytes(),
+            longer.as_bytes(),
+        ];
+        let mut cache = WordCache::default();
+        for (i, w) in words.iter().enumerate() {
+            assert_eq!(cache.find(word_hash(w), w), None, "{w:?}");
+            cache.insert(word_hash(w), w, i as u32);
+        }
+        for (i, w) in words.iter().enumerate() {
+            assert_eq!(cache.find(word_hash(w), w), Some(i as u32), "{w:?}");
+        }
+        assert_eq!(cache.find(word_hash(b"abcdefghz"), b"abcdefghz"), None);
+        // many words: the table grows (rehashing with `word_hash`) and finds them all
+        let many: Vec<String> = (0..20_000).map(|i| format!("w{i}")).collect();
+        for (i, w) in many.iter().enumerate() {
+            cache.insert(word_hash(w.as_bytes()), w.as_bytes(), 100 + i as u32);
+        }
+        for (i, w) in many.iter().enumerate() {
+            assert_eq!(
+                cache.find(word_hash(w.as_bytes()), w.as_bytes()),
+                Some(100 + i as u32)
+            );
+        }
+        assert_eq!(cache.find(word_hash(b"ab"), b"ab"), Some(2));
+    }
+
+    #[test]
+    fn word_hash_spreads_short_words() {
+        // every word of 0 to 3 letters: no two share a hash, nor the low 16 bits too often
+        let mut words = vec![Vec::new()];
+        let mut level = vec![Vec::new()];
+        for _ in 0..3 {
+            level = level
+                .iter()
+                .flat_map(|w: &Vec<u8>| {
+                    (b'a'..=b'z').map(move |c| {
+                        let mut w = w.clone();
+                        w.push(c);
+                        w
+                    })
+                })
+                .collect();
+            words.extend(level.iter().cloned());
+        }
+        let hashes: HashSet<u64> = words.iter().map(|w| word_hash(w)).collect();
+        assert_eq!(hashes.len(), words.len());
+        let low: HashSet<u64> = hashes.iter().map(|h| h & 0xffff).collect();
+        assert!(
+            low.len() > words.len() * 3 / 4,
+            "{} of {}",
+            low.len(),
+            words.len()
+        );
+        assert_eq!(word_hash(b"same words"), word_hash(b"same words"));
+    }
+
+    #[test]
+    fn lower_run_end_matches_the_byte_rule() {
+        let naive = |b: &[u8], mut j: usize| {
+            while j < b.len() && (b[j].is_ascii_lowercase() || b[j].is_ascii_digit()) {
+                j += 1;
+            }
+            j
+        };
+        let mut texts: Vec<Vec<u8>> = TRICKY.iter().map(|t| t.as_bytes().to_vec()).collect();
+        texts.push(b"abcdefghijklmnopqrstuvwxyz0123456789abcdefgh".to_vec());
+        texts.push(b"`{/:@[az09AZ".to_vec());
+        texts.push((0..=255u8).collect());
+        texts.push((0..=255u8).rev().collect());
+        texts.push(b"".to_vec());
+        for seed in 0..200 {
+            texts.push(jumble(seed, 20).into_bytes());
+        }
+        for t in &texts {
+            for j in 0..=t.len() {
+                assert_eq!(lower_run_end(t, j), naive(t, j), "{t:?} at {j}");
+            }
+        }
+        // every byte value right after a run of 8+ members
+        for x in 0..=255u8 {
+            let mut t = b"abcdefgh12".to_vec();
+            t.push(x);
+            t.extend_from_slice(b"zzzzzzzz");
+            assert_eq!(lower_run_end(&t, 0), naive(&t, 0), "{x}");
+            assert_eq!(lower_run_end(&t, 3), naive(&t, 3), "{x}");
+        }
+    }
+
+    #[test]
+    fn same_bytes_compares_every_byte() {
+        let words: Vec<Vec<u8>> = (0..=40)
+            .map(|n| (0..n).map(|i| b'a' + (i % 26) as u8).collect())
+            .collect();
+        for w in &words {
+            assert!(same_bytes(w, w));
+            // a change at any position is seen
+            for k in 0..w.len() {
+                let mut v = w.clone();
+                v[k] ^= 0x20;
+                assert!(!same_bytes(w, &v), "{w:?} at {k}");
+            }
+            for v in &words {
+                if v.len() != w.len() {
+                    assert!(!same_bytes(w, v));
+                }
+            }
+        }
+        assert!(same_bytes(b"", b""));
+        assert!(!same_bytes("é".as_bytes(), "è".as_bytes()));
+    }
+
+    #[test]
+    fn hashed_tables_agree_with_the_lists() {
+        for (alias, _) in crate::synonyms::ALIASES {
+            assert_eq!(canonical(alias), crate::synonyms::canonical(alias));
+        }
+        for w in ["kubernetes", "", "k8", "k8ss", "K8s", "postgres", "db"] {
+            assert_eq!(canonical(w), crate::synonyms::canonical(w), "{w}");
+        }
+        for (g, (last, _)) in phrase_groups().iter().enumerate() {
+            assert_eq!(phrase_group_index().get(last), Some(&(g as u32)));
+        }
+        assert_eq!(phrase_group_index().len(), phrase_groups().len());
+        assert!(is_rank_stop_word("the") && is_rank_stop_word("please"));
+        assert!(!is_rank_stop_word("ai") && !is_rank_stop_word("postgres"));
+        assert!(is_stop_word("le") && !is_stop_word("react"));
+    }
+
+    #[test]
+    fn recent_keeps_the_last_four() {
+        let mut r = Recent::default();
+        assert!(r.as_slice().is_empty());
+        for t in 1..=3 {
+            r.push(t);
+        }
+        assert_eq!(r.as_slice(), &[1, 2, 3]);
+        r.push(4);
+        r.push(5);
+        r.push(6);
+        assert_eq!(r.as_slice(), &[3, 4, 5, 6]);
+        r.clear();
+        r.push(9);
+        assert_eq!(r.as_slice(), &[9]);
     }
 
     #[test]
