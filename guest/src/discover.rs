@@ -23,44 +23,76 @@
 
 use std::collections::{BTreeMap, HashSet};
 
+use crate::bytes;
 use crate::frontmatter::Note;
 use crate::model::{Entry, EntryKind, Severity, WalkPolicy};
 use crate::paths;
 
-/// A root's listing, kept compactly: sorted files with sizes, sorted folders, and the Agent
-/// Skills folders.
+/// A root's listing, kept compactly: sorted files with sizes and owners, sorted folders, and
+/// the Agent Skills folders.
 #[derive(Debug, Default)]
 pub struct Listing {
     files: Vec<(Box<str>, u64)>,
+    /// Per file of `files`: the byte length of its innermost Agent Skills folder (a prefix
+    /// of its path; `0` for the root), or [`NO_OWNER`].
+    owners: Vec<u32>,
     dirs: Vec<Box<str>>,
     skill_folders: HashSet<Box<str>>,
+}
+
+/// No Agent Skills folder contains the file.
+const NO_OWNER: u32 = u32::MAX;
+
+/// Position of `path` in the sorted `files`.
+fn find_file(files: &[(Box<str>, u64)], path: &str) -> Result<usize, usize> {
+    files.binary_search_by(|(p, _)| bytes::cmp_str(p, path))
 }
 
 impl Listing {
     /// Size of a file, `None` when it is not a listed file.
     pub fn size(&self, path: &str) -> Option<u64> {
-        self.files
-            .binary_search_by(|(p, _)| (**p).cmp(path))
-            .ok()
-            .map(|i| self.files[i].1)
+        find_file(&self.files, path).ok().map(|i| self.files[i].1)
     }
 
     /// Whether `path` is a folder (the root `""` always is).
     pub fn is_dir(&self, path: &str) -> bool {
-        path.is_empty() || self.dirs.binary_search_by(|d| (**d).cmp(path)).is_ok()
+        path.is_empty()
+            || self
+                .dirs
+                .binary_search_by(|d| bytes::cmp_str(d, path))
+                .is_ok()
+    }
+
+    /// The range of `files` strictly inside `dir`.
+    fn range_under(&self, dir: &str) -> std::ops::Range<usize> {
+        if dir.is_empty() {
+            return 0..self.files.len();
+        }
+        // The paths inside `dir` are those starting with `dir/`: sorted, they follow every
+        // path smaller than `dir/` and are contiguous.
+        let inside = |p: &str| {
+            p.len() > dir.len() && p.as_bytes()[dir.len()] == b'/' && bytes::starts_with(p, dir)
+        };
+        let below =
+            |p: &str| match bytes::cmp(&p.as_bytes()[..p.len().min(dir.len())], dir.as_bytes()) {
+                std::cmp::Ordering::Less => true,
+                std::cmp::Ordering::Greater => false,
+                // `p` starts with `dir` (or is a prefix of it): below `dir/` when shorter than
+                // it or when its next byte is below `/`.
+                std::cmp::Ordering::Equal => p.len() <= dir.len() || p.as_bytes()[dir.len()] < b'/',
+            };
+        let start = self.files.partition_point(|(p, _)| below(p));
+        let len = self.files[start..]
+            .iter()
+            .take_while(|(p, _)| inside(p))
+            .count();
+        start..start + len
     }
 
     /// Files strictly inside `dir`, sorted, with sizes.
     pub fn files_under<'a>(&'a self, dir: &str) -> impl Iterator<Item = (&'a str, u64)> + 'a {
-        let prefix = if dir.is_empty() {
-            String::new()
-        } else {
-            format!("{dir}/")
-        };
-        let start = self.files.partition_point(|(p, _)| **p < *prefix);
-        self.files[start..]
+        self.files[self.range_under(dir)]
             .iter()
-            .take_while(move |(p, _)| p.starts_with(prefix.as_str()))
             .map(|(p, s)| (&**p, *s))
     }
 
@@ -71,15 +103,25 @@ impl Listing {
 
     /// The innermost Agent Skills folder containing `path`, if any.
     pub fn owner<'a>(&self, path: &'a str) -> Option<&'a str> {
-        paths::ancestors(path).find(|a| self.skill_folders.contains(*a))
+        match find_file(&self.files, path) {
+            Ok(i) => {
+                let n = self.owners[i];
+                (n != NO_OWNER).then(|| &path[..n as usize])
+            }
+            Err(_) => paths::ancestors(path).find(|a| self.skill_folders.contains(*a)),
+        }
     }
 
     /// The files of the Agent Skills folder `folder` that belong to it (nested skills' files
     /// excluded), except `skill_file`: relative to the folder, sorted, with sizes.
     pub fn folder_files(&self, folder: &str, skill_file: &str) -> Vec<(String, u64)> {
-        self.files_under(folder)
-            .filter(|(p, _)| *p != skill_file && self.owner(p) == Some(folder))
-            .map(|(p, s)| (paths::strip_dir(p, folder).to_owned(), s))
+        let range = self.range_under(folder);
+        let own = u32::try_from(folder.len()).unwrap_or(NO_OWNER);
+        self.files[range.clone()]
+            .iter()
+            .zip(&self.owners[range])
+            .filter(|((p, _), o)| **o == own && !bytes::eq_str(p, skill_file))
+            .map(|((p, s), _)| (paths::strip_dir(p, folder).to_owned(), *s))
             .collect()
     }
 
@@ -89,8 +131,12 @@ impl Listing {
         &'a self,
         dir: &'a str,
     ) -> impl Iterator<Item = (&'a str, u64)> + 'a {
-        self.files_under(dir)
-            .filter(|(p, _)| self.owner(p).is_none())
+        let range = self.range_under(dir);
+        self.files[range.clone()]
+            .iter()
+            .zip(&self.owners[range])
+            .filter(|(_, o)| **o == NO_OWNER)
+            .map(|((p, s), _)| (&**p, *s))
     }
 
     pub fn file_count(&self) -> usize {
@@ -115,6 +161,18 @@ pub struct Discovery {
     pub to_read: Vec<(String, Role)>,
     /// Findings about examined files (including files not read), by path.
     pub notes: BTreeMap<String, Vec<Note>>,
+}
+
+/// Whether `f` holds for a `/`-separated segment of `path` (as `path.split('/').any(f)`).
+fn any_segment(path: &str, f: impl Fn(&str) -> bool) -> bool {
+    let mut rest = path;
+    while let Some(i) = bytes::find(rest, b'/') {
+        if f(&rest[..i]) {
+            return true;
+        }
+        rest = &rest[i + 1..];
+    }
+    f(rest)
 }
 
 fn is_skill_file_name(name: &str) -> bool {
@@ -152,7 +210,7 @@ pub fn discover(entries: Vec<Entry>, policy: &WalkPolicy) -> Discovery {
             EntryKind::Directory => e.path.as_str(),
             _ => paths::parent_dir(&e.path),
         };
-        if !folders.is_empty() && folders.split('/').any(skipped) {
+        if !folders.is_empty() && any_segment(folders, skipped) {
             continue;
         }
         match e.kind {
@@ -168,35 +226,44 @@ pub fn discover(entries: Vec<Entry>, policy: &WalkPolicy) -> Discovery {
             EntryKind::File => files.push((e.path.into_boxed_str(), e.size)),
         }
     }
+    files.sort_unstable_by(|a, b| bytes::cmp_str(&a.0, &b.0).then(a.1.cmp(&b.1)));
+    files.dedup_by(|a, b| bytes::eq_str(&a.0, &b.0));
+    // Every folder holding a file is a folder (files of one folder are neighbours once sorted).
+    let mut last_parent: Option<&str> = None;
     for (f, _) in &files {
-        for a in paths::ancestors(f) {
-            if a.is_empty() || dirs.contains(a) {
-                break;
-            }
+        let parent = paths::parent_dir(f);
+        if last_parent.is_some_and(|l| bytes::eq_str(l, parent)) {
+            continue;
+        }
+        last_parent = Some(parent);
+        let mut a = parent;
+        while !a.is_empty() && !dirs.contains(a) {
             dirs.insert(a.into());
+            a = paths::parent_dir(a);
         }
     }
-    files.sort_unstable();
-    files.dedup_by(|a, b| a.0 == b.0);
     let mut dirs: Vec<Box<str>> = dirs.into_iter().collect();
-    dirs.sort_unstable();
+    dirs.sort_unstable_by(|a, b| bytes::cmp_str(a, b));
 
-    // Agent Skills folders and their skill files.
-    let mut by_folder: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for (f, _) in &files {
-        if is_skill_file_name(paths::file_name(f)) {
-            by_folder.entry(paths::parent_dir(f)).or_default().push(f);
-        }
-    }
+    // Agent Skills folders and their skill files: (folder, file), by folder then file.
+    let mut by_folder: Vec<(&str, &str)> = files
+        .iter()
+        .filter(|(f, _)| is_skill_file_name(paths::file_name(f)))
+        .map(|(f, _)| (paths::parent_dir(f), &**f))
+        .collect();
+    // Stable: the files of one folder stay in path order.
+    by_folder.sort_by(|a, b| bytes::cmp_str(a.0, b.0));
     let max = policy.max_skill_file_bytes;
-    let size_of = |p: &str| {
-        files
-            .binary_search_by(|(x, _)| (**x).cmp(p))
-            .map(|i| files[i].1)
-            .unwrap_or(0)
-    };
+    let size_of = |p: &str| find_file(&files, p).map(|i| files[i].1).unwrap_or(0);
     let mut skill_folders: HashSet<Box<str>> = HashSet::new();
-    for (folder, candidates) in &by_folder {
+    let mut groups = by_folder.as_slice();
+    while let Some(&(folder, _)) = groups.first() {
+        let n = groups
+            .iter()
+            .take_while(|(d, _)| bytes::eq_str(d, folder))
+            .count();
+        let candidates: Vec<&str> = groups[..n].iter().map(|(_, f)| *f).collect();
+        groups = &groups[n..];
         let chosen = candidates
             .iter()
             .find(|c| paths::file_name(c) == "SKILL.md")
@@ -223,7 +290,7 @@ pub fn discover(entries: Vec<Entry>, policy: &WalkPolicy) -> Discovery {
                 ),
             );
         }
-        skill_folders.insert((*folder).into());
+        skill_folders.insert(folder.into());
         let size = size_of(chosen);
         if size > max {
             note(
@@ -244,17 +311,35 @@ pub fn discover(entries: Vec<Entry>, policy: &WalkPolicy) -> Discovery {
         }
     }
 
+    // The owner of every file: its innermost Agent Skills folder (the same for the files of
+    // one folder, neighbours once sorted).
+    let mut owners: Vec<u32> = Vec::with_capacity(files.len());
+    let mut last: Option<(&str, u32)> = None;
+    for (f, _) in &files {
+        let parent = paths::parent_dir(f);
+        let owner = match last {
+            Some((l, o)) if bytes::eq_str(l, parent) => o,
+            _ => {
+                let o = paths::ancestors(f)
+                    .find(|a| skill_folders.contains(*a))
+                    .map_or(NO_OWNER, |a| u32::try_from(a.len()).unwrap_or(NO_OWNER));
+                last = Some((parent, o));
+                o
+            }
+        };
+        owners.push(owner);
+    }
+
     // Hierarchical candidates.
-    let owner = |p: &str| paths::ancestors(p).any(|a| skill_folders.contains(a));
     let md: Vec<(&str, u64)> = files
         .iter()
-        .filter(|(f, _)| f.ends_with(".md") && !is_skill_file_name(paths::file_name(f)))
-        .map(|(f, s)| (&**f, *s))
+        .zip(&owners)
+        .filter(|((f, _), o)| {
+            **o == NO_OWNER && f.ends_with(".md") && !is_skill_file_name(paths::file_name(f))
+        })
+        .map(|((f, s), _)| (&**f, *s))
         .collect();
     for (f, size) in md {
-        if owner(f) {
-            continue;
-        }
         let stem = paths::resource_dir_of_md(f);
         if skill_folders.contains(stem) {
             note(
@@ -281,6 +366,7 @@ pub fn discover(entries: Vec<Entry>, policy: &WalkPolicy) -> Discovery {
     out.to_read.sort();
     out.listing = Listing {
         files,
+        owners,
         dirs,
         skill_folders,
     };
@@ -308,6 +394,27 @@ mod tests {
             .iter()
             .map(|(p, r)| (p.as_str(), matches!(r, Role::Agent { .. })))
             .collect()
+    }
+
+    #[test]
+    fn any_segment_is_split_any() {
+        for p in [
+            "",
+            "a",
+            "a/b",
+            "/a",
+            "a/",
+            "a//b",
+            ".git",
+            "x/.git/y",
+            "x/.gitx",
+            "node_modules",
+        ] {
+            let f = |s: &str| s.is_empty() || s == ".git" || s == "node_modules";
+            assert_eq!(any_segment(p, f), p.split('/').any(f), "{p}");
+            let g = |s: &str| s == "b";
+            assert_eq!(any_segment(p, g), p.split('/').any(g), "{p}");
+        }
     }
 
     #[test]

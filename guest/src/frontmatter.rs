@@ -18,6 +18,7 @@
 
 use serde_yaml::{Mapping, Value};
 
+use crate::bytes;
 use crate::model::Severity;
 
 /// A finding while reading a file: line (1-based, in the file) when known.
@@ -57,7 +58,7 @@ pub fn decode(bytes: &[u8], notes: &mut Vec<Note>) -> String {
             String::from_utf8_lossy(bytes)
         }
     };
-    if text.contains('\r') {
+    if bytes::contains(text.as_bytes(), b'\r') {
         text.replace("\r\n", "\n").replace('\r', "\n")
     } else {
         text.into_owned()
@@ -114,7 +115,7 @@ pub fn split(text: &str) -> Split<'_> {
         if pos >= text.len() {
             return Split::None { body: text };
         }
-        let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i);
+        let end = bytes::find(&text[pos..], b'\n').map_or(text.len(), |i| pos + i);
         let line = &text[pos..end];
         line_no += 1;
         let next = (end + 1).min(text.len());
@@ -133,7 +134,7 @@ pub fn split(text: &str) -> Split<'_> {
     // Find the closing fence.
     let mut pos = yaml_start;
     while pos < text.len() {
-        let end = text[pos..].find('\n').map_or(text.len(), |i| pos + i);
+        let end = bytes::find(&text[pos..], b'\n').map_or(text.len(), |i| pos + i);
         let line = &text[pos..end];
         line_no += 1;
         if is_fence(line) {
@@ -503,7 +504,7 @@ pub fn integer(v: &Value) -> Option<i32> {
 /// The file line of top-level key `key` in the frontmatter of `block`, if it can be found
 /// (a line starting with `key:` or a quoted `"key":`).
 pub fn key_line(block: &Block<'_>, key: &str) -> Option<u32> {
-    block.yaml.lines().enumerate().find_map(|(i, line)| {
+    bytes::lines(block.yaml).enumerate().find_map(|(i, line)| {
         let rest = line
             .strip_prefix(key)
             .or_else(|| {
@@ -600,7 +601,7 @@ pub fn headings(body: &str, max_bytes: usize) -> String {
 /// The end of the line holding byte `p` of `text` (as [`str::lines`]: without its `\n`, nor
 /// a `\r` before the `\n`), and the start of the next line.
 fn line_end(text: &str, p: usize) -> (usize, usize) {
-    match text[p..].find('\n') {
+    match bytes::find(&text[p..], b'\n') {
         Some(i) if i > 0 && text.as_bytes()[p + i - 1] == b'\r' => (p + i - 1, p + i + 1),
         Some(i) => (p + i, p + i + 1),
         None => (text.len(), text.len()),

@@ -47,6 +47,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use serde_yaml::{Mapping, Value};
 
 use crate::assets::{self, DeclContext};
+use crate::bytes;
 use crate::discover::{self, Listing, Role};
 use crate::frontmatter::{self, Block, Note, Split};
 use crate::keyword;
@@ -152,7 +153,8 @@ pub struct Index {
     /// Analyses search text as files arrive (until `finish`).
     builder: Option<rank::Builder>,
     /// Every examined file, by (root, path).
-    reports: BTreeMap<(u32, String), Report>,
+    /// (The path key orders as a `String`, compared 8 bytes at a time.)
+    reports: BTreeMap<(u32, bytes::Key), Report>,
     /// Finished skills, sorted by skill path; `docs[i]` and `metas[i]` are one skill.
     docs: Vec<SearchDoc>,
     metas: Vec<Meta>,
@@ -182,7 +184,9 @@ impl Index {
     }
 
     fn report(&mut self, root: u32, path: &str) -> &mut Report {
-        self.reports.entry((root, path.to_owned())).or_default()
+        self.reports
+            .entry((root, bytes::Key(path.to_owned())))
+            .or_default()
     }
 
     /// Register a root; returns the files (relative paths) the host must read.
@@ -585,9 +589,23 @@ impl Index {
         // Spec 4.1: a hierarchical file inside the resource folder of a (kept) hierarchical
         // skill of the same root is one of its resources, not a skill. Shallowest first, so
         // that a folder's owner is decided before the files inside it.
-        all.sort_by(|(_, a, _), (_, b, _)| {
-            (a.root, paths::depth(&a.file), &a.file).cmp(&(b.root, paths::depth(&b.file), &b.file))
+        // (Root and depth computed once per file; a total order: (root, file) is unique.)
+        let mut order: Vec<(u32, usize, usize)> = all
+            .iter()
+            .enumerate()
+            .map(|(i, (_, m, _))| (m.root, paths::depth(&m.file), i))
+            .collect();
+        order.sort_unstable_by(|a, b| {
+            (a.0, a.1)
+                .cmp(&(b.0, b.1))
+                .then_with(|| bytes::cmp_str(&all[a.2].1.file, &all[b.2].1.file))
+                .then(a.2.cmp(&b.2))
         });
+        let mut slots: Vec<Option<_>> = all.into_iter().map(Some).collect();
+        let all: Vec<_> = order
+            .iter()
+            .filter_map(|&(_, _, i)| slots[i].take())
+            .collect();
         let mut resource_dirs: HashSet<(u32, String)> = HashSet::new();
         let mut kept = Vec::with_capacity(all.len());
         for (doc, meta, analysed) in all {
@@ -619,19 +637,21 @@ impl Index {
         // Shadowing: per skill path, the latest root wins; within a root, an Agent Skills
         // folder wins, then the first file in byte order.
         all.sort_by(|(da, ma, _), (db, mb, _)| {
-            da.skill_path
-                .cmp(&db.skill_path)
+            bytes::cmp_str(&da.skill_path, &db.skill_path)
                 .then(mb.root.cmp(&ma.root))
                 .then(
                     (ma.shape != SkillShape::AgentSkill).cmp(&(mb.shape != SkillShape::AgentSkill)),
                 )
-                .then(ma.file.cmp(&mb.file))
+                .then_with(|| bytes::cmp_str(&ma.file, &mb.file))
         });
         let mut docs: Vec<SearchDoc> = Vec::with_capacity(all.len());
         let mut metas: Vec<Meta> = Vec::with_capacity(all.len());
         let mut analysed: Vec<Analysed> = Vec::with_capacity(all.len());
         for (doc, meta, a) in all {
-            if let Some(winner) = docs.last().filter(|w| w.skill_path == doc.skill_path) {
+            if let Some(winner) = docs
+                .last()
+                .filter(|w| bytes::eq_str(&w.skill_path, &doc.skill_path))
+            {
                 let w = metas.last().expect("parallel vectors");
                 let (wroot, wfile, p) = (w.root, w.file.clone(), winner.skill_path.clone());
                 if w.root != meta.root {
@@ -668,11 +688,11 @@ impl Index {
         // Parents (spec 4.4, missing intermediates walked over).
         for i in 0..docs.len() {
             let parent = paths::resolve_parent(&docs[i].skill_path, |p| {
-                docs.binary_search_by(|d| d.skill_path.as_str().cmp(p))
+                docs.binary_search_by(|d| bytes::cmp_str(&d.skill_path, p))
                     .is_ok()
             });
             metas[i].parent = parent.and_then(|p| {
-                docs.binary_search_by(|d| d.skill_path.as_str().cmp(&p))
+                docs.binary_search_by(|d| bytes::cmp_str(&d.skill_path, &p))
                     .ok()
             });
         }
@@ -721,7 +741,7 @@ impl Index {
 
     fn position(&self, skill_path: &str) -> Option<usize> {
         self.docs
-            .binary_search_by(|d| d.skill_path.as_str().cmp(skill_path))
+            .binary_search_by(|d| bytes::cmp_str(&d.skill_path, skill_path))
             .ok()
     }
 
@@ -1273,7 +1293,7 @@ impl Index {
     pub fn reports(&self) -> Vec<FileReport> {
         self.reports
             .iter()
-            .map(|((root, path), r)| FileReport {
+            .map(|((root, bytes::Key(path)), r)| FileReport {
                 root: *root,
                 path: path.clone(),
                 skill_path: r.skill_path.clone(),
@@ -1288,7 +1308,7 @@ impl Index {
     pub fn diagnostics(&self) -> Vec<Diagnostic> {
         self.reports
             .iter()
-            .flat_map(|((root, path), r)| r.diagnostics(*root, path))
+            .flat_map(|((root, bytes::Key(path)), r)| r.diagnostics(*root, path))
             .collect()
     }
 }

@@ -21,6 +21,7 @@ pub mod views;
 
 pub use index::{Index, walk_policy};
 pub mod assets;
+pub mod bytes;
 pub mod discover;
 pub mod frontmatter;
 pub mod paths;
