@@ -720,18 +720,19 @@ impl Builder {
         } = self;
         let n_docs = docs.len();
         let n_terms = analyzer.terms_len();
-        // Pass 1: document frequencies and packed frequency bytes per term.
-        let mut df = vec![0u32; n_terms];
-        let mut tf_len = vec![0u32; n_terms];
+        // Pass 1: per term, its document frequency and its packed frequency bytes (side by
+        // side: one memory access per posting).
+        let mut counts = vec![[0u32; 2]; n_terms];
         for d in &docs {
             d.for_each_raw(|t, tf| {
-                df[t as usize] += 1;
-                tf_len[t as usize] += tf.len() as u32;
+                let c = &mut counts[t as usize];
+                c[0] += 1;
+                c[1] += tf.len() as u32;
             });
         }
         // The vocabulary in sorted order (compared by their first 8 bytes first).
         let mut keyed: Vec<(u64, u32)> = (0..n_terms as u32)
-            .filter(|&t| df[t as usize] > 0)
+            .filter(|&t| counts[t as usize][0] > 0)
             .map(|t| (prefix_key(analyzer.term(t)), t))
             .collect();
         keyed.sort_unstable_by(|a, b| {
@@ -752,7 +753,10 @@ impl Builder {
             let text = analyzer.term(old);
             terms.push_str(text);
             term_ends.push(terms.len() as u32);
-            if df[old as usize] >= 2 {
+            let [df, tf_len] = counts[old as usize];
+            // from now on, the term's cursors (by its old number: no remapping per posting)
+            counts[old as usize] = [at, tf_at];
+            if df >= 2 {
                 if typo_by_len.len() <= text.len() {
                     typo_by_len.resize(text.len() + 1, Vec::new());
                 }
@@ -760,12 +764,13 @@ impl Builder {
             }
             offsets.push(at);
             tf_offsets.push(tf_at);
-            at += df[old as usize];
-            tf_at += tf_len[old as usize];
+            at += df;
+            tf_at += tf_len;
         }
         offsets.push(at);
         tf_offsets.push(tf_at);
-        drop((analyzer, df, tf_len, order));
+        drop((analyzer, order));
+        let mut cursors = counts;
         // Field length normalisation.
         let mut avg = [0.0; NUM_FIELDS];
         for d in &docs {
@@ -781,8 +786,6 @@ impl Builder {
             };
         }
         // Pass 2: postings, document by document (so each list is sorted by document).
-        let mut cursor: Vec<u32> = offsets[..offsets.len() - 1].to_vec();
-        let mut tf_cursor: Vec<u32> = tf_offsets[..tf_offsets.len() - 1].to_vec();
         let mut post_docs = DocIds::zeroed(n_docs, at as usize);
         let mut sat = vec![0f32; at as usize];
         let mut tf_bytes = vec![0u8; tf_at as usize];
@@ -800,9 +803,11 @@ impl Builder {
             seq_ends.push(seq.len() as u32);
             let norm = field_norm(&params, &doc.lens, &avg);
             doc.for_each_raw(|old, packed| {
-                let t = remap[old as usize] as usize;
-                let i = cursor[t] as usize;
-                cursor[t] += 1;
+                // the next posting of the term and the place of its packed frequencies
+                let c = &mut cursors[old as usize];
+                let (i, at) = (c[0] as usize, c[1] as usize);
+                c[0] += 1;
+                c[1] += packed.len() as u32;
                 let (describes, ptf) = match *packed {
                     // one field, 1 to 15 (the usual case): no need to decode
                     [byte] if byte & 0x80 != 0 => {
@@ -818,13 +823,11 @@ impl Builder {
                 post_docs.set(i, d, describes);
                 sat[i] = (ptf / (params.k1 + ptf)) as f32;
                 // the packed bytes are those `encode_tf` gives for `tf`: copied as they are
-                let at = tf_cursor[t] as usize;
                 if let [byte] = packed {
                     tf_bytes[at] = *byte;
                 } else {
                     tf_bytes[at..at + packed.len()].copy_from_slice(packed);
                 }
-                tf_cursor[t] = (at + packed.len()) as u32;
             });
             lens.push(doc.lens);
         }
