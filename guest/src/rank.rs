@@ -67,7 +67,7 @@
 //! when the runner-up accounts for almost as much of it as the best skill.
 
 use crate::model::{ExplainTerm, Explanation};
-use crate::text::{Analyzer, Term, analyze};
+use crate::text::{Analyzer, JOINED, Term, analyze};
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
@@ -446,26 +446,77 @@ fn get_varint(bytes: &[u8], pos: &mut usize) -> u32 {
 /// single field (the usual case) is one byte `0x80 | field << 4 | tf`; otherwise a byte with
 /// one bit per non-zero field (below `0x80`), then each non-zero frequency as a varint.
 fn encode_tf(out: &mut Vec<u8>, tf: &[u16; NUM_FIELDS]) {
-    let mut nonzero = 0;
-    let mut field = 0;
+    encode_lanes(out, &lanes_of(tf));
+}
+
+/// Per-field frequencies as 16-bit lanes: field `f` in `lanes[f / 4]`, bits `16 * (f % 4)`
+/// up (the eighth lane is always zero). Counting in place and finding the non-zero fields
+/// take a few word operations instead of a loop over the fields.
+type Lanes = [u64; 2];
+
+/// The lanes of `tf`.
+fn lanes_of(tf: &[u16; NUM_FIELDS]) -> Lanes {
+    let mut lanes = [0u64; 2];
     for (f, &t) in tf.iter().enumerate() {
-        if t != 0 {
-            nonzero += 1;
-            field = f;
+        lanes[f / 4] |= u64::from(t) << (16 * (f % 4));
+    }
+    lanes
+}
+
+/// Frequency of field `f` in `lanes`.
+#[inline]
+fn lane(lanes: &Lanes, f: usize) -> u16 {
+    (lanes[f / 4] >> (16 * (f % 4))) as u16
+}
+
+/// One more occurrence in field `f` (saturating at `u16::MAX`, as `u16::saturating_add`).
+#[inline]
+fn lane_add(lanes: &mut Lanes, f: usize) {
+    let shift = 16 * (f % 4);
+    let w = &mut lanes[f / 4];
+    if (*w >> shift) & 0xffff != 0xffff {
+        *w += 1 << shift;
+    }
+}
+
+/// [`encode_tf`] of the frequencies in `lanes`.
+#[inline]
+fn encode_lanes(out: &mut Vec<u8>, lanes: &Lanes) {
+    let mask = nonzero_lanes(lanes);
+    if mask.is_power_of_two() {
+        let field = mask.trailing_zeros() as usize;
+        let t = lane(lanes, field);
+        if t <= 15 {
+            out.push(0x80 | (field as u8) << 4 | t as u8);
+            return;
         }
     }
-    if nonzero == 1 && tf[field] <= 15 {
-        out.push(0x80 | (field as u8) << 4 | tf[field] as u8);
-        return;
-    }
-    let head = out.len();
-    out.push(0);
-    for (f, &t) in tf.iter().enumerate() {
-        if t != 0 {
-            out[head] |= 1 << f;
-            put_varint(out, u32::from(t));
+    out.push(mask as u8);
+    for f in 0..NUM_FIELDS {
+        if mask & 1 << f != 0 {
+            put_varint(out, u32::from(lane(lanes, f)));
         }
     }
+}
+
+/// One bit per non-zero frequency of `tf` (bit `f` for field `f`).
+#[cfg(test)]
+fn nonzero_fields(tf: &[u16; NUM_FIELDS]) -> u32 {
+    nonzero_lanes(&lanes_of(tf))
+}
+
+/// One bit per non-zero lane of `lanes` (bit `f` for field `f`), without a branch per
+/// field: a lane's top bit set when the lane is not zero, the four top bits of a word
+/// gathered by one multiply (the shifted copies land on distinct bits, so no sum carries).
+#[inline]
+fn nonzero_lanes(lanes: &Lanes) -> u32 {
+    const LOW: u64 = 0x7fff_7fff_7fff_7fff;
+    const GATHER: u64 = 1 << 45 | 1 << 30 | 1 << 15 | 1;
+    let mask = |x: u64| {
+        let top = (((x & LOW) + LOW) | x) & !LOW;
+        ((top >> 15).wrapping_mul(GATHER) >> 45 & 0xf) as u32
+    };
+    mask(lanes[0]) | mask(lanes[1]) << 4
 }
 
 /// The inverse of [`encode_tf`].
@@ -574,12 +625,14 @@ pub struct Builder {
     slot: Vec<u32>,
     /// The document's terms, in order of appearance, and their per-field frequencies.
     ids: Vec<u32>,
-    tfs: Vec<[u16; NUM_FIELDS]>,
+    tfs: Vec<Lanes>,
     scratch: Vec<u8>,
     sort_scratch: Vec<u32>,
     /// The document's name terms and description terms, in order.
     name_seq: Vec<u32>,
     desc_seq: Vec<u32>,
+    /// The terms of the field being analysed ([`Analyzer::run_pieces_terms`]).
+    terms: Vec<u32>,
 }
 
 impl Builder {
@@ -603,37 +656,37 @@ impl Builder {
             sort_scratch,
             name_seq,
             desc_seq,
+            terms,
         } = self;
         name_seq.clear();
         desc_seq.clear();
         field_pieces(doc, params.body_bytes, |f, pieces| {
             let len = &mut lens[f];
-            let mut seq = match f {
+            let seq = match f {
                 0 => Some(&mut *name_seq),
                 2 => Some(&mut *desc_seq),
                 _ => None,
             };
-            analyzer.run_pieces(pieces, |term, _, _, joined| {
-                if !joined {
-                    *len += 1;
-                    if let Some(seq) = seq.as_mut() {
-                        seq.push(term);
-                    }
-                }
-                let t = term as usize;
-                if t >= slot.len() {
-                    slot.resize(t + 1, u32::MAX);
-                }
-                let mut s = slot[t];
-                if s == u32::MAX {
-                    s = tfs.len() as u32;
-                    slot[t] = s;
+            terms.clear();
+            analyzer.run_pieces_terms(pieces, terms);
+            if slot.len() < analyzer.terms_len() {
+                slot.resize(analyzer.terms_len(), u32::MAX);
+            }
+            for &x in terms.iter() {
+                *len += u32::from(x & JOINED == 0);
+                let term = x & !JOINED;
+                let s = &mut slot[term as usize];
+                if *s == u32::MAX {
+                    *s = tfs.len() as u32;
                     ids.push(term);
-                    tfs.push([0; NUM_FIELDS]);
+                    tfs.push([0; 2]);
                 }
-                let e = &mut tfs[s as usize][f];
-                *e = e.saturating_add(1);
-            });
+                lane_add(&mut tfs[*s as usize], f);
+            }
+            if let Some(seq) = seq {
+                // (a word's entry is its term: no flag)
+                seq.extend(terms.iter().copied().filter(|&x| x & JOINED == 0));
+            }
         });
         sort_ids(ids, sort_scratch);
         scratch.clear();
@@ -642,7 +695,7 @@ impl Builder {
             let s = std::mem::replace(&mut slot[term as usize], u32::MAX);
             put_varint(scratch, term - prev);
             prev = term;
-            encode_tf(scratch, &tfs[s as usize]);
+            encode_lanes(scratch, &tfs[s as usize]);
         }
         ids.clear();
         tfs.clear();
@@ -667,18 +720,19 @@ impl Builder {
         } = self;
         let n_docs = docs.len();
         let n_terms = analyzer.terms_len();
-        // Pass 1: document frequencies and packed frequency bytes per term.
-        let mut df = vec![0u32; n_terms];
-        let mut tf_len = vec![0u32; n_terms];
+        // Pass 1: per term, its document frequency and its packed frequency bytes (side by
+        // side: one memory access per posting).
+        let mut counts = vec![[0u32; 2]; n_terms];
         for d in &docs {
             d.for_each_raw(|t, tf| {
-                df[t as usize] += 1;
-                tf_len[t as usize] += tf.len() as u32;
+                let c = &mut counts[t as usize];
+                c[0] += 1;
+                c[1] += tf.len() as u32;
             });
         }
         // The vocabulary in sorted order (compared by their first 8 bytes first).
         let mut keyed: Vec<(u64, u32)> = (0..n_terms as u32)
-            .filter(|&t| df[t as usize] > 0)
+            .filter(|&t| counts[t as usize][0] > 0)
             .map(|t| (prefix_key(analyzer.term(t)), t))
             .collect();
         keyed.sort_unstable_by(|a, b| {
@@ -699,7 +753,10 @@ impl Builder {
             let text = analyzer.term(old);
             terms.push_str(text);
             term_ends.push(terms.len() as u32);
-            if df[old as usize] >= 2 {
+            let [df, tf_len] = counts[old as usize];
+            // from now on, the term's cursors (by its old number: no remapping per posting)
+            counts[old as usize] = [at, tf_at];
+            if df >= 2 {
                 if typo_by_len.len() <= text.len() {
                     typo_by_len.resize(text.len() + 1, Vec::new());
                 }
@@ -707,12 +764,13 @@ impl Builder {
             }
             offsets.push(at);
             tf_offsets.push(tf_at);
-            at += df[old as usize];
-            tf_at += tf_len[old as usize];
+            at += df;
+            tf_at += tf_len;
         }
         offsets.push(at);
         tf_offsets.push(tf_at);
-        drop((analyzer, df, tf_len, order));
+        drop((analyzer, order));
+        let mut cursors = counts;
         // Field length normalisation.
         let mut avg = [0.0; NUM_FIELDS];
         for d in &docs {
@@ -728,8 +786,6 @@ impl Builder {
             };
         }
         // Pass 2: postings, document by document (so each list is sorted by document).
-        let mut cursor: Vec<u32> = offsets[..offsets.len() - 1].to_vec();
-        let mut tf_cursor: Vec<u32> = tf_offsets[..tf_offsets.len() - 1].to_vec();
         let mut post_docs = DocIds::zeroed(n_docs, at as usize);
         let mut sat = vec![0f32; at as usize];
         let mut tf_bytes = vec![0u8; tf_at as usize];
@@ -747,22 +803,31 @@ impl Builder {
             seq_ends.push(seq.len() as u32);
             let norm = field_norm(&params, &doc.lens, &avg);
             doc.for_each_raw(|old, packed| {
-                let t = remap[old as usize] as usize;
-                let i = cursor[t] as usize;
-                cursor[t] += 1;
-                let tf = decode_tf(packed, &mut 0);
-                let describes = tf.iter().zip(DESCRIBING_FIELDS).any(|(&t, m)| m && t > 0);
+                // the next posting of the term and the place of its packed frequencies
+                let c = &mut cursors[old as usize];
+                let (i, at) = (c[0] as usize, c[1] as usize);
+                c[0] += 1;
+                c[1] += packed.len() as u32;
+                let (describes, ptf) = match *packed {
+                    // one field, 1 to 15 (the usual case): no need to decode
+                    [byte] if byte & 0x80 != 0 => {
+                        let f = usize::from(byte >> 4 & 7);
+                        (DESCRIBING_FIELDS[f], pseudo_tf_one(norm[f], byte & 15))
+                    }
+                    _ => {
+                        let tf = decode_tf(packed, &mut 0);
+                        let describes = tf.iter().zip(DESCRIBING_FIELDS).any(|(&t, m)| m && t > 0);
+                        (describes, pseudo_tf(&norm, &tf))
+                    }
+                };
                 post_docs.set(i, d, describes);
-                let ptf = pseudo_tf(&norm, &tf);
                 sat[i] = (ptf / (params.k1 + ptf)) as f32;
                 // the packed bytes are those `encode_tf` gives for `tf`: copied as they are
-                let at = tf_cursor[t] as usize;
                 if let [byte] = packed {
                     tf_bytes[at] = *byte;
                 } else {
                     tf_bytes[at..at + packed.len()].copy_from_slice(packed);
                 }
-                tf_cursor[t] = (at + packed.len()) as u32;
             });
             lens.push(doc.lens);
         }
@@ -836,6 +901,13 @@ fn pseudo_tf(norm: &[f64; NUM_FIELDS], tf: &[u16; NUM_FIELDS]) -> f64 {
         .filter(|(_, tf)| **tf != 0)
         .map(|(n, tf)| f64::from(*tf) * n)
         .sum()
+}
+
+/// [`pseudo_tf`] when the only non-zero frequency is `tf`, in a field of norm `norm` (the
+/// same sum of one term, so the same bits).
+#[inline]
+fn pseudo_tf_one(norm: f64, tf: u8) -> f64 {
+    std::iter::once(f64::from(tf) * norm).sum()
 }
 
 /// Whether `a` and `b` are at most one edit apart (insertion, deletion, substitution or
@@ -1830,6 +1902,124 @@ mod tests {
                 encode_tf(&mut v, &tf);
                 assert_eq!(v, pack_tf_reference(&tf), "{tf:?}");
             }
+        }
+    }
+
+    #[test]
+    fn nonzero_fields_matches_a_loop() {
+        let naive = |tf: &[u16; NUM_FIELDS]| {
+            let mut m = 0u32;
+            for (f, &t) in tf.iter().enumerate() {
+                if t != 0 {
+                    m |= 1 << f;
+                }
+            }
+            m
+        };
+        let values = [0u16, 1, 2, 0x7fff, 0x8000, 0x8001, 0xff00, 0x00ff, u16::MAX];
+        // every mask with values at the lane edges
+        for m in 0..1u32 << NUM_FIELDS {
+            for &v in &values[1..] {
+                let mut tf = [0u16; NUM_FIELDS];
+                for (f, t) in tf.iter_mut().enumerate() {
+                    if m & 1 << f != 0 {
+                        *t = v;
+                    }
+                }
+                assert_eq!(nonzero_fields(&tf), m, "{tf:?}");
+            }
+        }
+        let mut x = 7u64;
+        for _ in 0..100_000 {
+            let mut tf = [0u16; NUM_FIELDS];
+            for t in &mut tf {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                *t = match x % 4 {
+                    0 => x as u16 >> (x >> 20 & 15),
+                    1 => values[(x >> 8) as usize % values.len()],
+                    _ => 0,
+                };
+            }
+            assert_eq!(nonzero_fields(&tf), naive(&tf), "{tf:?}");
+        }
+    }
+
+    #[test]
+    fn lanes_count_like_saturating_u16s() {
+        let mut x = 21u64;
+        for round in 0..2000 {
+            let mut tf = [0u16; NUM_FIELDS];
+            // some fields start near the top, so that saturation is reached
+            if round % 3 == 0 {
+                for t in &mut tf {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    *t = if x.is_multiple_of(2) {
+                        u16::MAX - (x >> 8) as u16 % 4
+                    } else {
+                        0
+                    };
+                }
+            }
+            let mut lanes = lanes_of(&tf);
+            for _ in 0..(round % 50) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                let f = (x >> 5) as usize % NUM_FIELDS;
+                tf[f] = tf[f].saturating_add(1);
+                lane_add(&mut lanes, f);
+                assert_eq!(lanes, lanes_of(&tf), "{tf:?}");
+            }
+            for (f, &t) in tf.iter().enumerate() {
+                assert_eq!(lane(&lanes, f), t);
+            }
+            assert_eq!(lanes[1] >> 48, 0);
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            encode_lanes(&mut a, &lanes);
+            encode_tf(&mut b, &tf);
+            assert_eq!(a, b);
+            assert_eq!(a, pack_tf_reference(&tf));
+        }
+    }
+
+    #[test]
+    fn pseudo_tf_of_one_field_has_the_same_bits() {
+        let mut x = 5u64;
+        let norms = [
+            0.0,
+            -0.0,
+            1.0,
+            1e-300,
+            3.7,
+            f64::MAX,
+            0.1 + 0.2,
+            f64::MIN_POSITIVE,
+        ];
+        for i in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let mut norm = [0.0; NUM_FIELDS];
+            for (k, n) in norm.iter_mut().enumerate() {
+                *n = if i < 64 {
+                    norms[(i + k) % norms.len()]
+                } else {
+                    f64::from_bits(x.rotate_left(k as u32 * 9) >> 2)
+                };
+            }
+            let f = (x >> 40) as usize % NUM_FIELDS;
+            let t = (x >> 50) as u8 % 15 + 1;
+            let mut tf = [0u16; NUM_FIELDS];
+            tf[f] = u16::from(t);
+            assert_eq!(
+                pseudo_tf_one(norm[f], t).to_bits(),
+                pseudo_tf(&norm, &tf).to_bits(),
+                "{norm:?} {tf:?}"
+            );
         }
     }
 

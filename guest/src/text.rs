@@ -537,7 +537,10 @@ impl Interner {
         ) {
             hash_table::Entry::Occupied(e) => (*e.get(), false),
             hash_table::Entry::Vacant(v) => {
-                let id = u32::try_from(ends.len()).expect("fewer than 2^32 strings");
+                let id = u32::try_from(ends.len())
+                    .ok()
+                    .filter(|&id| id < JOINED)
+                    .expect("fewer than 2^31 strings");
                 text.push_str(s);
                 ends.push(u32::try_from(text.len()).expect("less than 4 GiB of text"));
                 v.insert(id);
@@ -550,33 +553,54 @@ impl Interner {
 /// No term (a dropped word) / no phrase group.
 const NONE: u32 = u32::MAX;
 
-/// The hash of a word in [`WordCache`]: its length, its 8-byte blocks and its last 0 to 8
-/// bytes (read as at most two overlapping 4-byte loads), each folded in with an odd multiply,
-/// then a final xor-shift-multiply mix (a bijection, so two words of the same length
-/// and first blocks differing in their tail never share a hash). A few instructions for a
-/// short word, and no byte-by-byte loop.
+/// The flag of a join in [`Analyzer::run_pieces_terms`] (term numbers stay below it).
+pub const JOINED: u32 = 1 << 31;
+
+/// The hash of a word in [`WordCache`]: [`word_hash_folded`] without folding.
 #[inline]
 fn word_hash(b: &[u8]) -> u64 {
+    word_hash_folded::<false>(b)
+}
+
+/// Every byte with `0x20` set when `FOLD` (on ASCII letters and digits, that is lowercasing:
+/// digits have the bit already).
+#[inline(always)]
+const fn fold_mask<const FOLD: bool>() -> u64 {
+    if FOLD { 0x2020_2020_2020_2020 } else { 0 }
+}
+
+/// The hash of a word: its length, its 8-byte blocks and its last 0 to 8 bytes (read as at
+/// most two overlapping 4-byte loads), each folded in with an odd multiply, then a final
+/// xor-shift-multiply mix (a bijection, so two words of the same length and first blocks
+/// differing in their tail never share a hash). A few instructions for a short word, and no
+/// byte-by-byte loop.
+///
+/// With `FOLD`, every byte is read with `0x20` set: for a word of ASCII letters and digits,
+/// the hash of its lowercase form, without making that form.
+#[inline(always)]
+fn word_hash_folded<const FOLD: bool>(b: &[u8]) -> u64 {
     const K0: u64 = 0x9e37_79b9_7f4a_7c15;
     const K1: u64 = 0xa076_1d64_78bd_642f;
     #[inline(always)]
     fn le32(b: &[u8]) -> u64 {
         u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
+    let m = fold_mask::<FOLD>();
     let mut h = (b.len() as u64).wrapping_mul(K0);
     let mut rest = b;
     while rest.len() > 8 {
         let (block, tail) = rest.split_at(8);
-        h = (h ^ le32(block) ^ (le32(&block[4..]) << 32))
+        h = (h ^ ((le32(block) | le32(&block[4..]) << 32) | m))
             .wrapping_mul(K1)
             .rotate_left(29);
         rest = tail;
     }
     let n = rest.len();
     let v = if n >= 4 {
-        le32(rest) | le32(&rest[n - 4..]) << 32
+        (le32(rest) | le32(&rest[n - 4..]) << 32) | m
     } else if n > 0 {
-        u64::from(rest[0]) | u64::from(rest[n / 2]) << 8 | u64::from(rest[n - 1]) << 16
+        (u64::from(rest[0]) | u64::from(rest[n / 2]) << 8 | u64::from(rest[n - 1]) << 16)
+            | (m & 0x20_2020)
     } else {
         0
     };
@@ -586,49 +610,127 @@ fn word_hash(b: &[u8]) -> u64 {
     h ^ (h >> 29)
 }
 
+/// A slot of [`WordCache`]: a word (a range of its text), the low 32 bits of its hash, its
+/// term. `len == EMPTY`: a free slot.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    hash: u32,
+    start: u32,
+    len: u32,
+    term: u32,
+}
+
+/// [`Slot::len`] of a free slot.
+const EMPTY: u32 = u32::MAX;
+
+const FREE: Slot = Slot {
+    hash: 0,
+    start: 0,
+    len: EMPTY,
+    term: NONE,
+};
+
 /// Lowercase words seen, each with its term (`NONE`: dropped), so that a word seen before
 /// costs one hash lookup (no lowercasing, stop word test, alias lookup or stemming again).
+///
+/// An open-addressing table with linear probing (at most 3/4 full): a slot's home is given
+/// by the high half of the word's hash, and a probe compares the stored low half, then the
+/// length, before the bytes (one 16-byte slot read per probe, neighbours in the same cache
+/// line, no control bytes).
 #[derive(Default, Clone)]
 struct WordCache {
     /// The words, concatenated.
     text: Vec<u8>,
-    /// Per word: (start in `text`, length, term).
-    table: HashTable<(u32, u32, u32)>,
+    /// A power of two of slots (or none).
+    slots: Vec<Slot>,
+    /// Words held.
+    len: usize,
 }
 
 impl std::fmt::Debug for WordCache {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("WordCache")
-            .field("len", &self.table.len())
+            .field("len", &self.len)
             .field("bytes", &self.text.len())
             .finish()
     }
 }
 
 impl WordCache {
-    /// The term of `word` (whose [`word_hash`] is `hash`), if seen.
-    #[inline]
-    fn find(&self, hash: u64, word: &[u8]) -> Option<u32> {
-        let text = &self.text;
-        self.table
-            .find(hash, |&(start, len, _)| {
-                len as usize == word.len()
-                    && same_bytes(&text[start as usize..start as usize + len as usize], word)
-            })
-            .map(|e| e.2)
+    /// The home slot of a hash in a table of `mask + 1` slots.
+    #[inline(always)]
+    fn home(hash: u64, mask: usize) -> usize {
+        (hash >> 32) as usize & mask
     }
 
-    /// Record `word` (not seen yet, hash `hash`) and its term.
+    /// The term of `word` (whose [`word_hash_folded::<FOLD>`] is `hash`), if seen; with
+    /// `FOLD`, `word` (ASCII letters and digits) is compared in lowercase.
+    #[inline(always)]
+    fn find<const FOLD: bool>(&self, hash: u64, word: &[u8]) -> Option<u32> {
+        let slots = &self.slots[..];
+        if slots.is_empty() {
+            return None;
+        }
+        let mask = slots.len() - 1;
+        let mut i = Self::home(hash, mask);
+        loop {
+            let s = slots[i];
+            if s.hash == hash as u32 && s.len as usize == word.len() {
+                let start = s.start as usize;
+                if let Some(stored) = self.text.get(start..start + word.len())
+                    && same_bytes_folded::<FOLD>(stored, word)
+                {
+                    return Some(s.term);
+                }
+            } else if s.len == EMPTY {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Record `word` (lowercase, not seen yet, hash `hash`) and its term.
     fn insert(&mut self, hash: u64, word: &[u8], term: u32) {
+        if (self.len + 1) * 4 > self.slots.len() * 3 {
+            self.grow();
+        }
         let start = self.text.len();
         u32::try_from(start + word.len()).expect("less than 4 GiB of words");
         self.text.extend_from_slice(word);
-        let text = &self.text;
-        self.table.insert_unique(
+        self.place(
+            Slot {
+                hash: hash as u32,
+                start: start as u32,
+                len: word.len() as u32,
+                term,
+            },
             hash,
-            (start as u32, word.len() as u32, term),
-            |&(s, l, _)| word_hash(&text[s as usize..s as usize + l as usize]),
         );
+        self.len += 1;
+    }
+
+    /// Put `slot` (of hash `hash`) in the first free slot from its home.
+    fn place(&mut self, slot: Slot, hash: u64) {
+        let mask = self.slots.len() - 1;
+        let mut i = Self::home(hash, mask);
+        while self.slots[i].len != EMPTY {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = slot;
+    }
+
+    /// Twice the slots (at least 64), every word placed again (its hash made again from
+    /// its text).
+    #[cold]
+    fn grow(&mut self) {
+        let n = (self.slots.len() * 2).max(64);
+        let old = std::mem::replace(&mut self.slots, vec![FREE; n]);
+        for s in old {
+            if s.len != EMPTY {
+                let hash = word_hash(&self.text[s.start as usize..(s.start + s.len) as usize]);
+                self.place(s, hash);
+            }
+        }
     }
 }
 
@@ -751,10 +853,33 @@ impl Analyzer {
     #[inline(always)]
     fn word_term(&mut self, word: &str) -> u32 {
         let hash = word_hash(word.as_bytes());
-        match self.words.find(hash, word.as_bytes()) {
+        match self.words.find::<false>(hash, word.as_bytes()) {
             Some(term) => term,
             None => self.new_word(hash, word),
         }
+    }
+
+    /// [`Analyzer::word_term`] of the lowercase form of `word`, made of ASCII letters and
+    /// digits (in any case): looked up without lowercasing it first.
+    #[inline(always)]
+    fn ascii_word_term(&mut self, word: &str) -> u32 {
+        let hash = word_hash_folded::<true>(word.as_bytes());
+        match self.words.find::<true>(hash, word.as_bytes()) {
+            Some(term) => term,
+            None => self.new_ascii_word(hash, word),
+        }
+    }
+
+    /// [`Analyzer::new_word`] of the lowercase form of `word` (ASCII letters and digits).
+    #[inline(never)]
+    fn new_ascii_word(&mut self, hash: u64, word: &str) -> u32 {
+        let mut lower = std::mem::take(&mut self.buf);
+        lower.clear();
+        lower.push_str(word);
+        lower.make_ascii_lowercase();
+        let term = self.new_word(hash, &lower);
+        self.buf = lower;
+        term
     }
 
     /// [`Analyzer::word_term`] of a word not seen yet.
@@ -779,12 +904,35 @@ impl Analyzer {
     pub fn run_pieces<'a>(
         &mut self,
         pieces: impl IntoIterator<Item = &'a str>,
+        emit: impl FnMut(u32, &str, u32, bool),
+    ) {
+        self.run_inner::<true>(pieces, emit);
+    }
+
+    /// [`Analyzer::run_pieces`] for callers that only want the terms: every term appended
+    /// to `out`, with [`JOINED`] set when it is a join (the same terms in the same order).
+    pub fn run_pieces_terms<'a>(
+        &mut self,
+        pieces: impl IntoIterator<Item = &'a str>,
+        out: &mut Vec<u32>,
+    ) {
+        self.run_inner::<false>(pieces, |term, _, _, joined| {
+            out.push(term | if joined { JOINED } else { 0 });
+        });
+    }
+
+    /// [`Analyzer::run_pieces`]; without `SURFACE`, the surface given to `emit` for a part
+    /// of ASCII letters and digits is the part as written (not lowercased).
+    #[inline(always)]
+    fn run_inner<'a, const SURFACE: bool>(
+        &mut self,
+        pieces: impl IntoIterator<Item = &'a str>,
         mut emit: impl FnMut(u32, &str, u32, bool),
     ) {
         let mut position = 0u32;
         self.recent.clear();
         for piece in pieces {
-            self.piece(piece, &mut position, &mut emit);
+            self.piece::<SURFACE>(piece, &mut position, &mut emit);
         }
     }
 
@@ -798,7 +946,7 @@ impl Analyzer {
     /// the part being read when a non-ASCII letter or digit turns up is read again
     /// character by character ([`Analyzer::unicode_run`]). The join of a chunk's parts is
     /// emitted at its end.
-    fn piece(
+    fn piece<const SURFACE: bool>(
         &mut self,
         text: &str,
         position: &mut u32,
@@ -811,7 +959,7 @@ impl Analyzer {
         while i < n {
             let c = CLASSES[b[i] as usize];
             if c & ALNUM != 0 {
-                i = self.ascii_run(text, i, &mut chunk, position, emit);
+                i = self.ascii_run::<SURFACE>(text, i, &mut chunk, position, emit);
             } else if c & HIGH == 0 {
                 if c & SPACE != 0 {
                     self.end_chunk(text, &mut chunk, position, emit);
@@ -836,7 +984,7 @@ impl Analyzer {
     /// ends. When it goes on with a non-ASCII letter or digit, the part being read and the
     /// rest of the run are read by [`Analyzer::unicode_run`].
     #[inline(always)]
-    fn ascii_run(
+    fn ascii_run<const SURFACE: bool>(
         &mut self,
         text: &str,
         i: usize,
@@ -861,7 +1009,7 @@ impl Analyzer {
                 // letter (`XMLHttp` -> `XML`, `Http`)
                 let p = class(j - 1);
                 if p & LOWER != 0 || (p & UPPER != 0 && j + 1 < n && class(j + 1) & LOWER != 0) {
-                    self.ascii_part(text, part, j, upper, chunk, position, emit);
+                    self.ascii_part::<SURFACE>(text, part, j, upper, chunk, position, emit);
                     part = j;
                 }
                 upper = true;
@@ -873,7 +1021,7 @@ impl Analyzer {
                 break;
             }
         }
-        self.ascii_part(text, part, j, upper, chunk, position, emit);
+        self.ascii_part::<SURFACE>(text, part, j, upper, chunk, position, emit);
         j
     }
 
@@ -904,7 +1052,9 @@ impl Analyzer {
             }
             let word = &ubuf[start..];
             let chars = word.chars().count();
+            let term = self.word_term(word);
             self.part(
+                term,
                 word,
                 chunk,
                 (start, ubuf.len(), true),
@@ -920,7 +1070,7 @@ impl Analyzer {
     /// Part `text[a..b]` of a run of ASCII letters and digits (`upper`: it holds capitals).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    fn ascii_part(
+    fn ascii_part<const SURFACE: bool>(
         &mut self,
         text: &str,
         a: usize,
@@ -930,23 +1080,30 @@ impl Analyzer {
         position: &mut u32,
         emit: &mut impl FnMut(u32, &str, u32, bool),
     ) {
-        if upper {
+        if SURFACE && upper {
             let mut lower = std::mem::take(&mut self.buf);
             lower.clear();
             lower.push_str(&text[a..b]);
             lower.make_ascii_lowercase();
-            self.part(&lower, chunk, (a, b, false), b - a, position, emit);
+            let term = self.word_term(&lower);
+            self.part(term, &lower, chunk, (a, b, false), b - a, position, emit);
             self.buf = lower;
         } else {
-            self.part(&text[a..b], chunk, (a, b, false), b - a, position, emit);
+            // the part as written: lowercase already, or looked up folded (no surface wanted)
+            let word = &text[a..b];
+            let term = self.ascii_word_term(word);
+            self.part(term, word, chunk, (a, b, false), b - a, position, emit);
         }
     }
 
-    /// One part of the current chunk: `word` (lowercase, `chars` characters), found at
-    /// `at` (a range of the text, or of `ubuf` when its flag is set).
+    /// One part of the current chunk: `word` (`chars` characters; lowercase unless the
+    /// caller wants no surface), whose term is `term`, found at `at` (a range of the text, or
+    /// of `ubuf` when its flag is set).
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn part(
         &mut self,
+        term: u32,
         word: &str,
         chunk: &mut Chunk,
         at: (usize, usize, bool),
@@ -954,7 +1111,6 @@ impl Analyzer {
         position: &mut u32,
         emit: &mut impl FnMut(u32, &str, u32, bool),
     ) {
-        let term = self.word_term(word);
         if term != NONE {
             emit(term, word, *position, false);
             let group = self.term_phrases[term as usize];
@@ -1040,10 +1196,17 @@ impl Analyzer {
     }
 }
 
-/// Whether `a` and `b` (of the same length) are equal: words of at most 16 bytes are compared
-/// with at most four overlapping loads instead of a call to `memcmp`.
-#[inline(always)]
+/// Whether `a` and `b` (of the same length) are equal: [`same_bytes_folded`] without folding.
+#[cfg(test)]
 fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    same_bytes_folded::<false>(a, b)
+}
+
+/// Whether `a` and `b` (of the same length) are equal, every byte of `b` read with `0x20` set
+/// when `FOLD` ([`fold_mask`]): words of at most 16 bytes are compared with at most four
+/// overlapping loads instead of a call to `memcmp`.
+#[inline(always)]
+fn same_bytes_folded<const FOLD: bool>(a: &[u8], b: &[u8]) -> bool {
     #[inline(always)]
     fn le64(b: &[u8]) -> u64 {
         u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
@@ -1052,19 +1215,31 @@ fn same_bytes(a: &[u8], b: &[u8]) -> bool {
     fn le32(b: &[u8]) -> u32 {
         u32::from_le_bytes([b[0], b[1], b[2], b[3]])
     }
+    let m = fold_mask::<FOLD>();
     let n = a.len();
     if n != b.len() {
         return false;
     }
     if n >= 8 {
         if n > 16 {
-            return a == b;
+            if !FOLD {
+                return a == b;
+            }
+            let mut k = 0;
+            while k + 8 < n {
+                if le64(&a[k..]) != le64(&b[k..]) | m {
+                    return false;
+                }
+                k += 8;
+            }
         }
-        le64(a) == le64(b) && le64(&a[n - 8..]) == le64(&b[n - 8..])
+        le64(a) == le64(b) | m && le64(&a[n - 8..]) == le64(&b[n - 8..]) | m
     } else if n >= 4 {
-        le32(a) == le32(b) && le32(&a[n - 4..]) == le32(&b[n - 4..])
+        let m = m as u32;
+        le32(a) == le32(b) | m && le32(&a[n - 4..]) == le32(&b[n - 4..]) | m
     } else {
-        n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1])
+        let m = m as u8;
+        n == 0 || (a[0] == b[0] | m && a[n / 2] == b[n / 2] | m && a[n - 1] == b[n - 1] | m)
     }
 }
 
@@ -1456,13 +1631,20 @@ mod tests {
         ];
         let mut cache = WordCache::default();
         for (i, w) in words.iter().enumerate() {
-            assert_eq!(cache.find(word_hash(w), w), None, "{w:?}");
+            assert_eq!(cache.find::<false>(word_hash(w), w), None, "{w:?}");
             cache.insert(word_hash(w), w, i as u32);
         }
         for (i, w) in words.iter().enumerate() {
-            assert_eq!(cache.find(word_hash(w), w), Some(i as u32), "{w:?}");
+            assert_eq!(
+                cache.find::<false>(word_hash(w), w),
+                Some(i as u32),
+                "{w:?}"
+            );
         }
-        assert_eq!(cache.find(word_hash(b"abcdefghz"), b"abcdefghz"), None);
+        assert_eq!(
+            cache.find::<false>(word_hash(b"abcdefghz"), b"abcdefghz"),
+            None
+        );
         // many words: the table grows (rehashing with `word_hash`) and finds them all
         let many: Vec<String> = (0..20_000).map(|i| format!("w{i}")).collect();
         for (i, w) in many.iter().enumerate() {
@@ -1470,11 +1652,133 @@ mod tests {
         }
         for (i, w) in many.iter().enumerate() {
             assert_eq!(
-                cache.find(word_hash(w.as_bytes()), w.as_bytes()),
+                cache.find::<false>(word_hash(w.as_bytes()), w.as_bytes()),
                 Some(100 + i as u32)
             );
         }
-        assert_eq!(cache.find(word_hash(b"ab"), b"ab"), Some(2));
+        assert_eq!(cache.find::<false>(word_hash(b"ab"), b"ab"), Some(2));
+    }
+
+    /// A deterministic word of ASCII letters (both cases) and digits, of `len` bytes.
+    fn ascii_word(x: &mut u64, len: usize) -> Vec<u8> {
+        const ALNUM: &[u8] = b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+        (0..len)
+            .map(|_| {
+                *x ^= *x << 13;
+                *x ^= *x >> 7;
+                *x ^= *x << 17;
+                // mostly lowercase, as in real text
+                let k = (*x >> 11) as usize;
+                if k.is_multiple_of(4) {
+                    ALNUM[k / 4 % ALNUM.len()]
+                } else {
+                    ALNUM[k / 4 % 26]
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn folded_hash_and_compare_are_those_of_the_lowercase_word() {
+        let mut x = 11u64;
+        for i in 0..60_000 {
+            let w = ascii_word(&mut x, i % 41);
+            let lower = w.to_ascii_lowercase();
+            assert_eq!(word_hash_folded::<true>(&w), word_hash(&lower), "{w:?}");
+            assert!(same_bytes_folded::<true>(&lower, &w), "{w:?}");
+            assert!(same_bytes_folded::<false>(&lower, &lower));
+            // any other stored word of that length differs
+            let other = ascii_word(&mut x, w.len()).to_ascii_lowercase();
+            assert_eq!(same_bytes_folded::<true>(&other, &w), other == lower);
+            for k in 0..w.len() {
+                let mut v = lower.clone();
+                v[k] = if v[k] == b'z' { b'0' } else { v[k] + 1 };
+                assert!(!same_bytes_folded::<true>(&v, &w), "{w:?} at {k}");
+            }
+        }
+        // the reference rule on arbitrary bytes: equal to `b` with `0x20` set in every byte
+        for i in 0..20_000u64 {
+            let mut y = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+            let n = (i % 37) as usize;
+            let b: Vec<u8> = (0..n)
+                .map(|_| {
+                    y ^= y << 13;
+                    y ^= y >> 7;
+                    y ^= y << 17;
+                    y as u8
+                })
+                .collect();
+            let mut a: Vec<u8> = b.iter().map(|c| c | 0x20).collect();
+            assert!(same_bytes_folded::<true>(&a, &b));
+            if n > 0 {
+                let k = (y >> 20) as usize % n;
+                a[k] ^= 1 << ((y >> 40) % 8);
+                assert_eq!(
+                    same_bytes_folded::<true>(&a, &b),
+                    a.iter().zip(&b).all(|(p, q)| *p == q | 0x20)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn folded_lookup_finds_lowercase_words() {
+        let mut cache = WordCache::default();
+        let mut x = 3u64;
+        let words: Vec<Vec<u8>> = (0..5000).map(|i| ascii_word(&mut x, 1 + i % 30)).collect();
+        for (i, w) in words.iter().enumerate() {
+            let lower = w.to_ascii_lowercase();
+            if cache.find::<false>(word_hash(&lower), &lower).is_none() {
+                cache.insert(word_hash(&lower), &lower, i as u32);
+            }
+        }
+        for w in &words {
+            let lower = w.to_ascii_lowercase();
+            let want = cache.find::<false>(word_hash(&lower), &lower);
+            assert!(want.is_some());
+            assert_eq!(cache.find::<true>(word_hash_folded::<true>(w), w), want);
+        }
+        for _ in 0..5000 {
+            let w = ascii_word(&mut x, 12);
+            let lower = w.to_ascii_lowercase();
+            assert_eq!(
+                cache.find::<true>(word_hash_folded::<true>(&w), &w),
+                cache.find::<false>(word_hash(&lower), &lower)
+            );
+        }
+    }
+
+    #[test]
+    fn terms_only_run_gives_the_same_terms() {
+        let mut a = Analyzer::new();
+        let mut b = Analyzer::new();
+        let mut texts: Vec<String> = TRICKY.iter().map(|t| t.to_string()).collect();
+        texts.extend((0..3000).map(|seed| jumble(seed, 1 + seed as usize % 60)));
+        for _ in 0..2 {
+            for t in &texts {
+                let mut full = Vec::new();
+                a.run_pieces([t.as_str(), "x Y", t.as_str()], |term, _, _, joined| {
+                    full.push((term, joined))
+                });
+                let mut terms = vec![7];
+                b.run_pieces_terms([t.as_str(), "x Y", t.as_str()], &mut terms);
+                assert_eq!(terms[0], 7, "appended");
+                let full: Vec<(String, bool)> = full
+                    .into_iter()
+                    .map(|(t, j)| (a.term(t).to_string(), j))
+                    .collect();
+                let terms: Vec<(String, bool)> = terms[1..]
+                    .iter()
+                    .map(|&x| (b.term(x & !JOINED).to_string(), x & JOINED != 0))
+                    .collect();
+                assert_eq!(full, terms, "{t:?}");
+            }
+        }
+        // same numbering too, when both analysers saw the same texts
+        assert_eq!(a.terms_len(), b.terms_len());
+        for t in 0..a.terms_len() as u32 {
+            assert_eq!(a.term(t), b.term(t));
+        }
     }
 
     #[test]
