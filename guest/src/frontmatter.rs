@@ -573,29 +573,43 @@ pub fn headings(body: &str, max_bytes: usize) -> String {
         }
         let (end, next) = line_end(body, p);
         pos = next;
-        let trimmed = &body[p..end];
-        let hashes = trimmed.bytes().take_while(|&b| b == b'#').count();
-        if hashes > 6 {
+        let Some(text) = heading_text(&body[p..end]) else {
             continue;
-        }
-        let rest = &trimmed[hashes..];
-        if !(rest.is_empty() || rest.starts_with(' ') || rest.starts_with('\t')) {
-            continue;
-        }
-        let text = rest.trim().trim_end_matches('#').trim_end();
-        if text.is_empty() {
-            continue;
-        }
-        let extra = text.len() + usize::from(!out.is_empty());
-        if out.len() + extra > max_bytes {
+        };
+        if !push_heading(&mut out, text, max_bytes) {
             break;
         }
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out.push_str(text);
     }
     out
+}
+
+/// The text of an ATX heading line that starts (after at most 3 spaces) with `#`: 1 to 6
+/// `#`, then a space, a tab or nothing, closing `#`s dropped; `None` when it is not one or
+/// is empty.
+fn heading_text(trimmed: &str) -> Option<&str> {
+    let hashes = trimmed.bytes().take_while(|&b| b == b'#').count();
+    if !(1..=6).contains(&hashes) {
+        return None;
+    }
+    let rest = &trimmed[hashes..];
+    if !(rest.is_empty() || rest.starts_with(' ') || rest.starts_with('\t')) {
+        return None;
+    }
+    let text = rest.trim().trim_end_matches('#').trim_end();
+    (!text.is_empty()).then_some(text)
+}
+
+/// Append `text` as one more line of `out` unless that would exceed `max_bytes` (false).
+fn push_heading(out: &mut String, text: &str, max_bytes: usize) -> bool {
+    let extra = text.len() + usize::from(!out.is_empty());
+    if out.len() + extra > max_bytes {
+        return false;
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    out.push_str(text);
+    true
 }
 
 /// The end of the line holding byte `p` of `text` (as [`str::lines`]: without its `\n`, nor
@@ -693,26 +707,12 @@ fn headings_reference(body: &str, max_bytes: usize) -> String {
         if fence.is_some() || indent > 3 {
             continue;
         }
-        let hashes = trimmed.bytes().take_while(|&b| b == b'#').count();
-        if !(1..=6).contains(&hashes) {
+        let Some(text) = heading_text(trimmed) else {
             continue;
-        }
-        let rest = &trimmed[hashes..];
-        if !(rest.is_empty() || rest.starts_with(' ') || rest.starts_with('\t')) {
-            continue;
-        }
-        let text = rest.trim().trim_end_matches('#').trim_end();
-        if text.is_empty() {
-            continue;
-        }
-        let extra = text.len() + usize::from(!out.is_empty());
-        if out.len() + extra > max_bytes {
+        };
+        if !push_heading(&mut out, text, max_bytes) {
             break;
         }
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out.push_str(text);
     }
     out
 }
