@@ -366,13 +366,14 @@ fn split_ascii_chunk(chunk: &str, buf: &mut String, ranges: &mut Vec<(usize, usi
                 || (p.is_ascii_uppercase()
                     && c.is_ascii_uppercase()
                     && pos + 1 < end
-                    && b[pos + 1].is_ascii_lowercase());
+                    && b[pos + 1].is_ascii_lowercase()
+                    && !(pos + 2 == end && b[pos + 1] == b's'));
             if boundary {
                 push(part, pos);
                 part = pos;
             }
         }
-        push(part, end);
+        push(part, ascii_acronym_end(b, part, end));
         i = end;
     }
 }
@@ -388,7 +389,10 @@ fn split_camel(piece: &str, mut part: impl FnMut(&str)) {
         if let Some(p) = prev {
             let next = it.peek().map(|x| x.1);
             let boundary = (p.is_lowercase() && c.is_uppercase())
-                || (p.is_uppercase() && c.is_uppercase() && next.is_some_and(char::is_lowercase));
+                || (p.is_uppercase()
+                    && c.is_uppercase()
+                    && next.is_some_and(char::is_lowercase)
+                    && &piece[pos + c.len_utf8()..] != "s");
             if boundary {
                 part(&piece[start..pos]);
                 start = pos;
@@ -396,7 +400,35 @@ fn split_camel(piece: &str, mut part: impl FnMut(&str)) {
         }
         prev = Some(c);
     }
-    part(&piece[start..]);
+    part(acronym_plural(&piece[start..]));
+}
+
+/// The last part of a run without the plural `s` of an acronym: `APIs` -> `API`, `LLMs` ->
+/// `LLM` (two or more capitals, then `s`); any other part as it is. The capital before that
+/// `s` does not start a part of its own either (`LLMs` is not `LL`, `Ms`).
+fn acronym_plural(part: &str) -> &str {
+    match part.strip_suffix('s') {
+        Some(acronym)
+            if acronym.chars().nth(1).is_some() && acronym.chars().all(char::is_uppercase) =>
+        {
+            acronym
+        }
+        _ => part,
+    }
+}
+
+/// Whether a run of letters and digits ends at byte `k` of `text` (a char boundary).
+fn run_ends_at(text: &str, k: usize) -> bool {
+    !text[k..].chars().next().is_some_and(char::is_alphanumeric)
+}
+
+/// [`acronym_plural`] of the ASCII part `b[a..e]`: where it ends.
+fn ascii_acronym_end(b: &[u8], a: usize, e: usize) -> usize {
+    if e - a >= 3 && b[e - 1] == b's' && b[a..e - 1].iter().all(u8::is_ascii_uppercase) {
+        e - 1
+    } else {
+        e
+    }
 }
 
 /// English Snowball stem of a lowercase word (words with digits, and very short words, are kept
@@ -1008,7 +1040,12 @@ impl Analyzer {
                 // lower -> upper, or the last capital of an acronym before a lowercase
                 // letter (`XMLHttp` -> `XML`, `Http`)
                 let p = class(j - 1);
-                if p & LOWER != 0 || (p & UPPER != 0 && j + 1 < n && class(j + 1) & LOWER != 0) {
+                if p & LOWER != 0
+                    || (p & UPPER != 0
+                        && j + 1 < n
+                        && class(j + 1) & LOWER != 0
+                        && !(b[j + 1] == b's' && run_ends_at(text, j + 2)))
+                {
                     self.ascii_part::<SURFACE>(text, part, j, upper, chunk, position, emit);
                     part = j;
                 }
@@ -1021,7 +1058,8 @@ impl Analyzer {
                 break;
             }
         }
-        self.ascii_part::<SURFACE>(text, part, j, upper, chunk, position, emit);
+        let end = ascii_acronym_end(b, part, j);
+        self.ascii_part::<SURFACE>(text, part, end, upper, chunk, position, emit);
         j
     }
 
@@ -1374,6 +1412,34 @@ mod tests {
         );
     }
 
+    #[test]
+    fn acronym_plurals_keep_the_acronym() {
+        let parts = |chunk: &str| {
+            let (mut buf, mut ranges) = (String::new(), Vec::new());
+            split_chunk(chunk, &mut buf, &mut ranges);
+            let got: Vec<String> = ranges.iter().map(|&(a, b)| buf[a..b].to_string()).collect();
+            assert_eq!(got, parts_by_chars(chunk), "{chunk:?}");
+            got
+        };
+        assert_eq!(parts("LLMs"), ["llm"]);
+        assert_eq!(parts("APIs"), ["api"]);
+        assert_eq!(parts("PRs"), ["pr"]);
+        assert_eq!(parts("myAPIs"), ["my", "api"]);
+        assert_eq!(parts("ÉTATs"), ["état"]);
+        // not a plural acronym: one capital, a digit, or the `s` is not last in the run
+        assert_eq!(parts("Is"), ["is"]);
+        assert_eq!(parts("K8s"), ["k8s"]);
+        assert_eq!(parts("LLMsUsed"), ["ll", "ms", "used"]);
+        assert_eq!(parts("XMLHttp"), ["xml", "http"]);
+        let mut analyzer = Analyzer::new();
+        let terms: Vec<String> = analysed(&mut analyzer, &["Review open PRs with LLMs"])
+            .into_iter()
+            .map(|t| t.0)
+            .collect();
+        assert!(terms.contains(&"pr".to_string()), "{terms:?}");
+        assert!(terms.contains(&"llm".to_string()), "{terms:?}");
+    }
+
     /// The char-by-char rules the byte paths must follow.
     fn parts_by_chars(chunk: &str) -> Vec<String> {
         let mut out = Vec::new();
@@ -1388,6 +1454,7 @@ mod tests {
     /// Texts with the shapes the analyser must get right.
     const TRICKY: &[&str] = &[
         "getUserName snake_case kebab-case HTTPServer k8s XMLHttpRequest",
+        "LLMs APIs PRs IDs myAPIs GPUsX HTTPs Is ABs K8s ÉTATs APIsé XMLs2 LLMsUsed",
         "ABC aBC AbC abC A1B2c3 fp16 S3Bucket iOS macOS URLs JSONParser x",
         "--a--b__c..d//e (f) [g]{h} 'i' \"j\" 10.5.3 v2.0-beta1 a.b.c.d",
         "tab\there\nnew\rline\x0bvt\x0cff end",
@@ -1477,6 +1544,8 @@ mod tests {
     fn jumble(seed: u64, len: usize) -> String {
         const BITS: &[&str] = &[
             "a",
+            "s",
+            "AB",
             "b",
             "z",
             "Q",
