@@ -25,8 +25,9 @@ impl Mem {
         self
     }
 
-    fn index_with(&self, config: EngineConfig) -> Index {
-        let mut idx = Index::new(config);
+    /// Register every root and its files in `idx`; `finish_each`: finish after each root
+    /// (else the caller finishes once).
+    fn add_to(&self, idx: &mut Index, finish_each: bool) {
         for (root, (name, files)) in self.roots.iter().enumerate() {
             let listing = files
                 .iter()
@@ -47,7 +48,15 @@ impl Mem {
                 })
                 .collect();
             idx.add_files(root as u32, data);
+            if finish_each {
+                idx.finish();
+            }
         }
+    }
+
+    fn index_with(&self, config: EngineConfig) -> Index {
+        let mut idx = Index::new(config);
+        self.add_to(&mut idx, false);
         idx.finish();
         idx
     }
@@ -1084,26 +1093,7 @@ fn finishing_again_after_a_new_root_ranks_as_one_build() {
     let once = mem.index();
     // The same roots, with a `finish` between them.
     let mut twice = Index::new(EngineConfig::default());
-    for (root, (name, files)) in mem.roots.iter().enumerate() {
-        let listing = files
-            .iter()
-            .map(|(p, c)| Entry {
-                path: p.clone(),
-                kind: EntryKind::File,
-                size: c.len() as u64,
-            })
-            .collect();
-        let wanted = twice.add_root(name, listing);
-        let data = wanted
-            .iter()
-            .map(|p| FileData {
-                path: p.clone(),
-                bytes: files.iter().find(|(q, _)| q == p).unwrap().1.clone(),
-            })
-            .collect();
-        twice.add_files(root as u32, data);
-        twice.finish();
-    }
+    mem.add_to(&mut twice, true);
     assert_eq!(once.len(), 3);
     for q in [
         "postgres migrations",
