@@ -293,6 +293,10 @@ pub fn parse_simple(yaml: &str) -> Option<Mapping> {
 
 mod simple;
 
+#[cfg(test)]
+#[path = "../tests/support/yaml_eq.rs"]
+mod yaml_eq;
+
 /// Rewrite `line N` in a YAML error message as the file line `N + offset`.
 fn relocate(message: &str, offset: u32) -> String {
     let mut out = String::with_capacity(message.len() + 8);
@@ -953,22 +957,7 @@ mod tests {
         assert_eq!(headings(body, 9), "Title\nSub");
     }
 
-    /// `a` and `b` are equal, mapping key order included (`Mapping`'s `==` ignores it).
-    fn same(a: &Value, b: &Value) -> bool {
-        match (a, b) {
-            (Value::Mapping(x), Value::Mapping(y)) => {
-                x.len() == y.len()
-                    && x.iter()
-                        .zip(y.iter())
-                        .all(|((ka, va), (kb, vb))| same(ka, kb) && same(va, vb))
-            }
-            (Value::Sequence(x), Value::Sequence(y)) => {
-                x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
-            }
-            (Value::Tagged(_), _) | (_, Value::Tagged(_)) => false,
-            _ => a == b,
-        }
-    }
+    use super::yaml_eq::same;
 
     /// The fast path accepts `yaml` and gives what serde_yaml gives.
     fn simple_ok(yaml: &str) -> Mapping {

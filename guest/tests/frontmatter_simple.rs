@@ -12,22 +12,9 @@ use std::path::{Path, PathBuf};
 use serde_yaml::Value;
 use skills_engine::frontmatter::{self, Split};
 
-/// `a` and `b` are equal, mapping key order included (`Mapping`'s `==` ignores it).
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Mapping(x), Value::Mapping(y)) => {
-            x.len() == y.len()
-                && x.iter()
-                    .zip(y.iter())
-                    .all(|((ka, va), (kb, vb))| same(ka, kb) && same(va, vb))
-        }
-        (Value::Sequence(x), Value::Sequence(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| same(p, q))
-        }
-        (Value::Tagged(_), _) | (_, Value::Tagged(_)) => false,
-        _ => a == b,
-    }
-}
+#[path = "support/yaml_eq.rs"]
+mod yaml_eq;
+use yaml_eq::same;
 
 fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = fs::read_dir(dir) else {
