@@ -102,10 +102,13 @@ pub fn catalog(roots: &[&Path]) -> Catalog {
         .expect("open the catalog")
 }
 
-/// The real `skills-mcp` binary, with no roots from the environment.
+/// The real `skills-mcp` binary, with no roots from the environment and no index cache (the
+/// index-cache tests turn it on in a folder of their own).
 pub fn bin() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_skills-mcp"));
-    cmd.env_remove("SKILLS_DIR").stdin(Stdio::null());
+    cmd.env_remove("SKILLS_DIR")
+        .env("SKILLS_MCP_INDEX_CACHE", "off")
+        .stdin(Stdio::null());
     cmd
 }
 

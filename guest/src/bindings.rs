@@ -265,6 +265,21 @@ impl x::GuestIndex for IndexResource {
             .map(diagnostic)
             .collect()
     }
+
+    fn snapshot_sections(&self) -> Result<u32, t::Error> {
+        self.0.borrow().snapshot_sections().map_err(error)
+    }
+
+    fn snapshot_section(&self, n: u32) -> Result<Vec<u8>, t::Error> {
+        self.0.borrow().snapshot_section(n).map_err(error)
+    }
+
+    fn restore_section(&self, n: u32, count: u32, bytes: Vec<u8>) -> Result<(), t::Error> {
+        self.0
+            .borrow_mut()
+            .restore_section(n, count, &bytes)
+            .map_err(error)
+    }
 }
 
 fn diagnostic(d: m::Diagnostic) -> t::Diagnostic {

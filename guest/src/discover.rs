@@ -30,7 +30,7 @@ use crate::paths;
 
 /// A root's listing, kept compactly: sorted files with sizes and owners, sorted folders, and
 /// the Agent Skills folders.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 pub struct Listing {
     files: Vec<(Box<str>, u64)>,
     /// Per file of `files`: the byte length of its innermost Agent Skills folder (a prefix

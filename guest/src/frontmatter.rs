@@ -22,7 +22,7 @@ use crate::bytes;
 use crate::model::Severity;
 
 /// A finding while reading a file: line (1-based, in the file) when known.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Note {
     pub line: Option<u32>,
     pub severity: Severity,

@@ -87,14 +87,14 @@ const HINT_KEYS: &[&str] = &[
 ];
 
 /// One root: its name and compact listing.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 struct RootData {
     name: String,
     listing: Listing,
 }
 
 /// What the index keeps about a skill besides its [`SearchDoc`].
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Meta {
     shape: SkillShape,
     root: u32,
@@ -117,7 +117,7 @@ impl Default for Index {
 }
 
 /// Findings about one examined file.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Report {
     skill_path: Option<String>,
     notes: Vec<Note>,
@@ -160,6 +160,8 @@ pub struct Index {
     metas: Vec<Meta>,
     search_index: Option<SearchIndex>,
     finished: bool,
+    /// A snapshot being restored (see `snapshot`).
+    restoring: Option<Box<snapshot::Restoring>>,
 }
 
 impl Index {
@@ -176,6 +178,7 @@ impl Index {
             metas: Vec::new(),
             search_index: None,
             finished: false,
+            restoring: None,
         }
     }
 
@@ -1432,3 +1435,5 @@ pub fn walk_policy() -> WalkPolicy {
 
 #[cfg(test)]
 mod tests;
+
+mod snapshot;

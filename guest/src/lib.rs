@@ -22,6 +22,7 @@ pub mod views;
 pub use index::{Index, walk_policy};
 pub mod assets;
 pub mod bytes;
+pub mod codec;
 pub mod discover;
 pub mod frontmatter;
 pub mod paths;

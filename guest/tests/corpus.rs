@@ -344,3 +344,166 @@ fn combined_corpus_loads() {
         );
     }
 }
+
+/// Everything a host can ask of `idx`, as text: listings, reports, every skill's details,
+/// resolved content, manifest and assets, and searches, explanations and routes for `queries`
+/// and for each skill's own name and description.
+fn observe(idx: &Index, files: &FsFiles, queries: &[&str]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let mut put = |what: &str, v: &dyn std::fmt::Debug| writeln!(out, "{what}: {v:?}").unwrap();
+    put("len", &idx.len());
+    put("skills", &idx.skills());
+    put("reports", &idx.reports());
+    put("diagnostics", &idx.diagnostics());
+    put("tree", &idx.tree(None));
+    let mut asked: Vec<String> = queries.iter().map(|q| q.to_string()).collect();
+    for s in idx.skills() {
+        let p = &s.skill_path;
+        put("get", &idx.get(p));
+        put("get by name", &idx.get(&s.name));
+        put("suggest", &idx.suggest(&p[..p.len() / 2], 3));
+        put("resolve", &idx.resolve(files, p));
+        put("skill_md", &idx.skill_md(files, p));
+        put("tree below", &idx.tree(Some(p)));
+        let manifest = idx.manifest(p);
+        put("manifest", &manifest);
+        for f in manifest.iter().flatten() {
+            put("asset", &idx.locate_asset(p, &f.relative));
+        }
+        asked.push(s.name.clone());
+        asked.push(s.description.chars().take(80).collect());
+    }
+    for q in &asked {
+        let hits = idx.search(q, 10);
+        put("search", &hits);
+        put("route", &idx.route(q));
+        if let Some(best) = hits.ok().and_then(|h| h.into_iter().next()) {
+            put("explain", &idx.explain(q, &best.skill_path));
+        }
+    }
+    out
+}
+
+/// `idx` written as snapshot sections and read back into a new index.
+fn restored(idx: &Index) -> Index {
+    let count = idx.snapshot_sections().expect("finished");
+    let mut copy = Index::new(idx.config().clone());
+    for n in 0..count {
+        let bytes = idx.snapshot_section(n).expect("section");
+        copy.restore_section(n, count, &bytes).expect("restores");
+    }
+    copy
+}
+
+const QUERIES: &[&str] = &[
+    "extract tables from a pdf",
+    "review my pull request",
+    "deploy to kubernetes",
+    "write unit tests",
+    "what is the weather in Paris",
+    "pdf",
+    "postgres migrations",
+];
+
+/// Three roots with shadowing, both skill shapes, inheritance, assets and every trap of the
+/// fixtures: the restored index answers every question exactly as the one that was built.
+#[test]
+fn snapshot_restores_the_same_index() {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let roots = [
+        ("real", fixtures().join("real")),
+        ("synthetic", fixtures().join("synthetic")),
+        ("bundled", repo.join("skills")),
+    ];
+    let (idx, files) = index(&roots);
+    assert!(idx.len() > 20, "{} skills", idx.len());
+    let copy = restored(&idx);
+    let before = observe(&idx, &files, QUERIES);
+    assert!(
+        before == observe(&copy, &files, QUERIES),
+        "the restored index differs"
+    );
+    // A snapshot of the copy gives the same index again.
+    assert!(before == observe(&restored(&copy), &files, QUERIES));
+    // A restored index takes more roots like a built one.
+    let extra = repo.join("tests/fixtures/synthetic");
+    let (mut a, mut b) = (idx, copy);
+    for i in [&mut a, &mut b] {
+        let wanted = i.add_root("again", listing(&extra));
+        let data = wanted
+            .into_iter()
+            .map(|path| FileData {
+                bytes: fs::read(extra.join(&path)).unwrap(),
+                path,
+            })
+            .collect();
+        i.add_files(3, data);
+        i.finish();
+    }
+    let files = FsFiles(
+        roots
+            .iter()
+            .map(|(_, d)| d.clone())
+            .chain([extra])
+            .collect(),
+    );
+    assert!(observe(&a, &files, QUERIES) == observe(&b, &files, QUERIES));
+}
+
+/// A damaged, truncated, foreign or out-of-order snapshot is a located error that leaves the
+/// index new, and a good snapshot still restores into it afterwards.
+#[test]
+fn snapshot_damage_is_a_located_error() {
+    let (idx, files) = index(&[("synthetic", fixtures().join("synthetic"))]);
+    let count = idx.snapshot_sections().unwrap();
+    let sections: Vec<Vec<u8>> = (0..count)
+        .map(|n| idx.snapshot_section(n).unwrap())
+        .collect();
+    let fresh = || Index::new(EngineConfig::default());
+    let err = |r: Result<(), skills_engine::Error>| r.unwrap_err().to_string();
+
+    // Unfinished: nothing to snapshot.
+    assert_eq!(
+        fresh().snapshot_sections(),
+        Err(skills_engine::Error::NotReady)
+    );
+    // Not a header.
+    let mut i = fresh();
+    let e = err(i.restore_section(0, count, b"garbage"));
+    assert!(e.contains("section 0 of"), "{e}");
+    // A section before the header, or out of order.
+    let mut i = fresh();
+    assert!(err(i.restore_section(1, count, &sections[1])).contains("must come first"));
+    i.restore_section(0, count, &sections[0]).unwrap();
+    let e = err(i.restore_section(2, count, &sections[2]));
+    assert!(e.contains("expected section 1"), "{e}");
+    // The wrong number of sections.
+    assert!(err(fresh().restore_section(0, count + 1, &sections[0])).contains("sections given"));
+    // Every section cut short, and every section with a byte changed somewhere inside, fails
+    // somewhere (or, for a changed byte that still decodes, gives a consistent index).
+    for k in 0..count as usize {
+        let mut i = fresh();
+        let mut failed = None;
+        for (n, s) in sections.iter().enumerate() {
+            let bytes = if n == k { &s[..s.len() - 1] } else { &s[..] };
+            if let Err(e) = i.restore_section(n as u32, count, bytes) {
+                failed = Some(e.to_string());
+                break;
+            }
+        }
+        let e = failed.unwrap_or_else(|| panic!("section {k} cut short was accepted"));
+        assert!(e.contains(&format!("section {k} of {count}")), "{e}");
+        assert!(i.is_empty() && i.reports().is_empty(), "left half restored");
+    }
+    // Into an index that has roots already.
+    let (mut used, _) = index(&[("synthetic", fixtures().join("synthetic"))]);
+    assert!(err(used.restore_section(0, count, &sections[0])).contains("new index only"));
+    // After a failure, the same index restores a good snapshot.
+    let mut i = fresh();
+    assert!(i.restore_section(0, count, b"").is_err());
+    for (n, s) in sections.iter().enumerate() {
+        i.restore_section(n as u32, count, s).unwrap();
+    }
+    assert!(observe(&i, &files, QUERIES) == observe(&idx, &files, QUERIES));
+}

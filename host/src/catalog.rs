@@ -31,6 +31,7 @@ use base64::Engine as _;
 use cap_std::fs::Dir;
 use serde_json::{Value, json};
 
+use crate::index_cache::{self, ListingPrint};
 use crate::runtime::{
     AssetInfo, AssetLocation, Diagnostic, EngineConfig, EngineError, EngineErrorKind, Entry,
     EntryKind, Explanation, FileData, FileReport, FileSource, Guest, GuestTrap, IndexHandle,
@@ -75,6 +76,8 @@ pub struct CatalogOptions {
     pub batch_bytes: u64,
     /// Threads reading files during a build.
     pub read_threads: usize,
+    /// Folder of the on-disk index cache ([`crate::index_cache`]); `None`: every open builds.
+    pub index_cache: Option<PathBuf>,
 }
 
 impl Default for CatalogOptions {
@@ -87,6 +90,7 @@ impl Default for CatalogOptions {
             read_threads: std::thread::available_parallelism()
                 .map_or(2, |n| n.get())
                 .clamp(1, 4),
+            index_cache: None,
         }
     }
 }
@@ -107,6 +111,8 @@ pub struct BuildStats {
     pub files_excluded: usize,
     /// Build time in milliseconds.
     pub millis: u64,
+    /// Whether the index came from the on-disk index cache (nothing was read or parsed).
+    pub from_cache: bool,
 }
 
 /// The bytes of an asset, with where they came from.
@@ -250,6 +256,8 @@ fn host_report(root: u32, path: &str, severity: Severity, message: String) -> Fi
 struct Listing {
     entries: Vec<Entry>,
     issues: Vec<FileReport>,
+    /// Fingerprint of the walk (for the index cache).
+    print: ListingPrint,
 }
 
 /// Walk `dir` depth-first, entries sorted by name. Symlinks are listed, never entered.
@@ -257,6 +265,7 @@ fn walk(dir: &Dir, root: u32, policy: &WalkPolicy) -> Listing {
     let mut out = Listing {
         entries: Vec::new(),
         issues: Vec::new(),
+        print: ListingPrint::default(),
     };
     let max_entries = policy.max_entries as usize;
     let mut too_deep = false;
@@ -320,6 +329,7 @@ fn walk(dir: &Dir, root: u32, policy: &WalkPolicy) -> Listing {
             let file_type = match entry.file_type() {
                 Ok(t) => t,
                 Err(e) => {
+                    out.print.mark_incomplete();
                     out.issues.push(host_report(
                         root,
                         &path,
@@ -330,19 +340,20 @@ fn walk(dir: &Dir, root: u32, policy: &WalkPolicy) -> Listing {
                 }
             };
             if file_type.is_symlink() {
-                children.push((name, path, EntryKind::Symlink, 0));
+                children.push((name, path, EntryKind::Symlink, 0, None));
             } else if file_type.is_dir() {
                 if !policy.skip_dir_names.contains(&name) {
-                    children.push((name, path, EntryKind::Directory, 0));
+                    children.push((name, path, EntryKind::Directory, 0, None));
                 }
             } else if file_type.is_file() {
-                let size = entry.metadata().map(|m| m.len()).unwrap_or(0);
-                children.push((name, path, EntryKind::File, size));
+                let meta = entry.metadata().ok();
+                let size = meta.as_ref().map_or(0, |m| m.len());
+                children.push((name, path, EntryKind::File, size, meta));
             }
         }
         children.sort_by(|a, b| a.0.cmp(&b.0));
         let mut subdirs = Vec::new();
-        for (name, path, kind, size) in children {
+        for (name, path, kind, size, meta) in children {
             if out.entries.len() >= max_entries {
                 truncated = true;
                 break;
@@ -362,6 +373,7 @@ fn walk(dir: &Dir, root: u32, policy: &WalkPolicy) -> Listing {
                     too_deep = true;
                 }
             }
+            out.print.entry(&path, kind, size, meta.as_ref());
             out.entries.push(Entry { path, kind, size });
         }
         // Depth-first in name order: push in reverse so the first name is popped first.
@@ -371,6 +383,7 @@ fn walk(dir: &Dir, root: u32, policy: &WalkPolicy) -> Listing {
         }
     }
     if truncated {
+        out.print.mark_incomplete();
         out.issues.push(host_report(
             root,
             "",
@@ -572,6 +585,40 @@ impl Builder<'_> {
         })
     }
 
+    /// The index of `listings` from the on-disk cache, in a new instance; `None` when the
+    /// cache has no (current) index for them.
+    fn restore(
+        &self,
+        roots: &Arc<Roots>,
+        listings: &[Listing],
+        key: &index_cache::Key,
+    ) -> anyhow::Result<Option<Built>> {
+        let started = Instant::now();
+        let files: Arc<dyn FileSource> = roots.clone();
+        let mut guest = self
+            .runtime
+            .instantiate(files)
+            .context("starting the engine")?;
+        let index = guest.new_index(&self.options.engine)?;
+        if !key.load(&mut guest, index)? {
+            return Ok(None);
+        }
+        let stats = BuildStats {
+            skills: guest.len(index)?,
+            roots: self.names.len(),
+            roots_ok: roots.dirs.iter().filter(|d| d.is_some()).count(),
+            entries: listings.iter().map(|l| l.entries.len()).sum(),
+            millis: started.elapsed().as_millis() as u64,
+            from_cache: true,
+            ..BuildStats::default()
+        };
+        Ok(Some(Built {
+            live: Live { guest, index },
+            stats,
+            host_reports: Vec::new(),
+        }))
+    }
+
     /// Split `wanted` into batches of bounded bytes; isolated files travel alone.
     fn batches(
         &self,
@@ -670,6 +717,7 @@ fn open_roots(
                 listings.push(Listing {
                     entries: Vec::new(),
                     issues: Vec::new(),
+                    print: ListingPrint::default(),
                 });
                 dirs.push(None);
             }
@@ -971,6 +1019,7 @@ fn relist(roots: &Roots) -> Vec<Listing> {
             None => Listing {
                 entries: Vec::new(),
                 issues: Vec::new(),
+                print: ListingPrint::default(),
             },
         })
         .collect()
@@ -985,15 +1034,59 @@ fn build_snapshot(
         .instantiate(Arc::new(NoFiles))
         .and_then(|mut g| g.walk_policy())
         .context("asking the engine for its walk policy")?;
+    let walked_at = std::time::SystemTime::now();
     let (roots, listings, mut host_reports) = open_roots(specs, &policy);
-    let mut excluded = BTreeSet::new();
-    let mut excluded_reports = Vec::new();
-    let built = Builder {
+    let key = options.index_cache.as_deref().map(|dir| {
+        let prints = specs
+            .iter()
+            .zip(&listings)
+            .zip(&roots.dirs)
+            .map(|((spec, l), dir)| {
+                (
+                    spec.name.as_str(),
+                    spec.path.as_path(),
+                    dir.as_ref().map(|_| &l.print),
+                )
+            });
+        index_cache::Key::new(dir, prints, walked_at)
+    });
+    let builder = Builder {
         runtime,
         options,
         names: specs,
+    };
+    if let Some(key) = &key {
+        match builder.restore(&roots, &listings, key) {
+            Ok(Some(built)) => {
+                return Ok(Snapshot {
+                    roots,
+                    stats: built.stats,
+                    host_reports,
+                    excluded: BTreeSet::new(),
+                    live: Mutex::new(Some(built.live)),
+                });
+            }
+            Ok(None) => {}
+            Err(e) => eprintln!(
+                "skills-mcp: warning: ignoring the index cache {}: {e:#}; rebuilding it",
+                key.file().display()
+            ),
+        }
     }
-    .build(&roots, &listings, &mut excluded, &mut excluded_reports)?;
+    let mut excluded = BTreeSet::new();
+    let mut excluded_reports = Vec::new();
+    let mut built = builder.build(&roots, &listings, &mut excluded, &mut excluded_reports)?;
+    if let Some(key) = &key
+        && key.settled()
+        && excluded.is_empty()
+        && built.host_reports.is_empty()
+        && let Err(e) = key.store(&mut built.live.guest, built.live.index)
+    {
+        eprintln!(
+            "skills-mcp: warning: could not write the index cache {}: {e:#}",
+            key.file().display()
+        );
+    }
     host_reports.extend(built.host_reports);
     host_reports.extend(excluded_reports);
     Ok(Snapshot {

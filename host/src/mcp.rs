@@ -666,6 +666,7 @@ pub fn catalog_options(config: &Config) -> CatalogOptions {
             max_results: m.max_results,
         },
         max_asset_bytes: config.assets.max_size_bytes,
+        index_cache: crate::index_cache::default_dir(),
         ..CatalogOptions::default()
     }
 }
@@ -694,8 +695,13 @@ pub fn run_stdio(loaded: &Loaded, git: Option<Arc<crate::git::GitSync>>) -> Resu
         ..Services::default()
     };
     let (server, built) = open_timed(loaded, services)?;
+    let cached = if server.inner.catalog.stats().from_cache {
+        " (from the index cache)"
+    } else {
+        ""
+    };
     eprintln!(
-        "skills-mcp: {} skills indexed in {} ms; serving MCP on stdio",
+        "skills-mcp: {} skills indexed in {} ms{cached}; serving MCP on stdio",
         server.inner.catalog.len().unwrap_or(0),
         built.as_millis()
     );

@@ -280,10 +280,17 @@ fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> anyhow::Result<C
     Ok(component)
 }
 
-fn cache_file_name(engine: &Engine) -> String {
+/// SHA-256 of the embedded [`COMPONENT`] (computed once): what on-disk caches of the engine's
+/// output are keyed by.
+pub fn component_digest() -> &'static [u8; 32] {
     use sha2::{Digest, Sha256};
+    static DIGEST: OnceLock<[u8; 32]> = OnceLock::new();
+    DIGEST.get_or_init(|| Sha256::digest(COMPONENT).into())
+}
+
+fn cache_file_name(engine: &Engine) -> String {
     use std::hash::{Hash, Hasher};
-    let digest = Sha256::digest(COMPONENT);
+    let digest = component_digest();
     let component: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     engine.precompile_compatibility_hash().hash(&mut hasher);
@@ -738,5 +745,35 @@ impl Guest {
         self.engine_call("index.diagnostics", |s, e| {
             e.index().call_diagnostics(s, index.0)
         })
+    }
+
+    /// Number of sections of the finished index's snapshot (see [`crate::index_cache`]).
+    pub fn snapshot_sections(&mut self, index: IndexHandle) -> anyhow::Result<u32> {
+        let r = self.engine_call("index.snapshot-sections", |s, e| {
+            e.index().call_snapshot_sections(s, index.0)
+        });
+        self.typed("snapshotting the index", r)
+    }
+
+    /// Section `n` of the finished index's snapshot.
+    pub fn snapshot_section(&mut self, index: IndexHandle, n: u32) -> anyhow::Result<Vec<u8>> {
+        let r = self.engine_call("index.snapshot-section", |s, e| {
+            e.index().call_snapshot_section(s, index.0, n)
+        });
+        self.typed("snapshotting the index", r)
+    }
+
+    /// Read section `n` of `count` of a snapshot into a new index.
+    pub fn restore_section(
+        &mut self,
+        index: IndexHandle,
+        n: u32,
+        count: u32,
+        bytes: &[u8],
+    ) -> anyhow::Result<()> {
+        let r = self.engine_call("index.restore-section", |s, e| {
+            e.index().call_restore_section(s, index.0, n, count, bytes)
+        });
+        self.typed("restoring the index", r)
     }
 }
