@@ -176,7 +176,8 @@ fn any_change_to_the_roots_rebuilds() {
         let f = std::fs::File::options().append(true).open(p).unwrap();
         f.set_modified(old).unwrap();
     };
-    let cases: [(&str, Box<dyn Fn()>, &str); 4] = [
+    type Change<'a> = Box<dyn Fn() + 'a>;
+    let cases: [(&str, Change, &str); 4] = [
         (
             // Same size, same modification time: the status-change time still differs.
             "same size and time",
