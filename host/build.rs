@@ -84,8 +84,20 @@ fn main() {
     );
 }
 
+/// Copy the component to `to`, and its SHA-256 beside it (`<to>.sha256`, 32 bytes): what the
+/// host's on-disk caches are keyed by, computed once here instead of at every start.
 fn copy(from: &Path, to: &Path) {
-    std::fs::copy(from, to).unwrap_or_else(|e| {
+    use sha2::Digest as _;
+    let bytes = std::fs::read(from).unwrap_or_else(|e| {
+        panic!(
+            "could not read the engine component {}: {e}",
+            from.display()
+        )
+    });
+    let digest = sha2::Sha256::digest(&bytes);
+    let written = std::fs::write(to, &bytes)
+        .and_then(|()| std::fs::write(to.with_extension("sha256"), digest));
+    written.unwrap_or_else(|e| {
         panic!(
             "could not copy the engine component {} to {}: {e}",
             from.display(),

@@ -250,3 +250,12 @@ fn imports_are_wasi_and_our_files_interface_only() {
     // capability: no preopened directory, no environment, no network.
     assert_eq!(exports, vec![ENGINE_EXPORT.to_string()]);
 }
+
+/// The digest `build.rs` computed (which the on-disk caches are keyed by) is the embedded
+/// component's.
+#[test]
+fn the_component_digest_is_the_embedded_components() {
+    use sha2::Digest as _;
+    let digest: [u8; 32] = sha2::Sha256::digest(skills_mcp::runtime::COMPONENT).into();
+    assert_eq!(&digest, skills_mcp::runtime::component_digest());
+}

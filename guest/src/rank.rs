@@ -1061,7 +1061,7 @@ impl SearchIndex {
             5 => {
                 let (offsets, tf): (&[u8], &[u8]) = decode(bytes)?;
                 self.tf_offsets = from_raw(offsets)?;
-                self.tf_bytes = from_raw(tf)?;
+                self.tf_bytes = tf.to_vec();
             }
             6 => {
                 let (lens, priority, paths): (&[u8], &[u8], Vec<String>) = decode(bytes)?;
@@ -1118,7 +1118,12 @@ impl SearchIndex {
         {
             return fail("frequencies out of range");
         }
-        let docs_ok = (0..postings).all(|i| self.docs.get(i).0 < n);
+        // The largest document number (a loop the compiler vectorises).
+        let max_doc = match &self.docs {
+            DocIds::Narrow(v) => v.iter().map(|&d| usize::from(d & 0x7fff)).max(),
+            DocIds::Wide(v) => v.iter().map(|&d| (d & 0x7fff_ffff) as usize).max(),
+        };
+        let docs_ok = max_doc.is_none_or(|m| m < n);
         let seq_ok = self
             .seq
             .iter()

@@ -323,6 +323,8 @@ fn combined_corpus_loads() {
     }
     let tree = idx.tree(None).unwrap();
     assert_eq!(tree.iter().filter(|n| n.skill.is_some()).count(), 2620);
+    // Its snapshot restores the very same index.
+    assert!(observe(&idx, &files, QUERIES) == observe(&restored(&idx), &files, QUERIES));
     assert!(
         !idx.search("extract tables from a pdf", 5)
             .unwrap()

@@ -270,22 +270,16 @@ fn walk(dir: &Dir, root: u32, policy: &WalkPolicy) -> Listing {
     let max_entries = policy.max_entries as usize;
     let mut too_deep = false;
     let mut truncated = false;
-    // (directory, its path relative to the root, its depth)
-    let mut stack: Vec<(Dir, String, u32)> = Vec::new();
-    match dir.try_clone() {
-        Ok(d) => stack.push((d, String::new(), 0)),
-        Err(e) => {
-            out.issues.push(host_report(
-                root,
-                "",
-                Severity::Error,
-                format!("cannot read the root: {e}"),
-            ));
-            return out;
-        }
-    }
-    while let Some((dir, prefix, depth)) = stack.pop() {
-        let entries = match dir.entries() {
+    // (a folder's path relative to the root, its depth). Folders are listed through the root's
+    // `Dir` by relative path: one open per folder (cap-std keeps it beneath the root).
+    let mut stack: Vec<(String, u32)> = vec![(String::new(), 0)];
+    while let Some((prefix, depth)) = stack.pop() {
+        let listed = if prefix.is_empty() {
+            dir.entries()
+        } else {
+            dir.read_dir(&prefix)
+        };
+        let entries = match listed {
             Ok(entries) => entries,
             Err(e) => {
                 out.issues.push(host_report(
@@ -353,22 +347,14 @@ fn walk(dir: &Dir, root: u32, policy: &WalkPolicy) -> Listing {
         }
         children.sort_by(|a, b| a.0.cmp(&b.0));
         let mut subdirs = Vec::new();
-        for (name, path, kind, size, meta) in children {
+        for (_, path, kind, size, meta) in children {
             if out.entries.len() >= max_entries {
                 truncated = true;
                 break;
             }
             if kind == EntryKind::Directory {
                 if depth < policy.max_depth {
-                    match dir.open_dir(&name) {
-                        Ok(d) => subdirs.push((d, path.clone(), depth + 1)),
-                        Err(e) => out.issues.push(host_report(
-                            root,
-                            &path,
-                            Severity::Error,
-                            format!("cannot open this folder: {e}"),
-                        )),
-                    }
+                    subdirs.push((path.clone(), depth + 1));
                 } else {
                     too_deep = true;
                 }

@@ -280,12 +280,11 @@ fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> anyhow::Result<C
     Ok(component)
 }
 
-/// SHA-256 of the embedded [`COMPONENT`] (computed once): what on-disk caches of the engine's
-/// output are keyed by.
+/// SHA-256 of the embedded [`COMPONENT`] (computed by `build.rs`): what on-disk caches of the
+/// engine and of its output are keyed by.
 pub fn component_digest() -> &'static [u8; 32] {
-    use sha2::{Digest, Sha256};
-    static DIGEST: OnceLock<[u8; 32]> = OnceLock::new();
-    DIGEST.get_or_init(|| Sha256::digest(COMPONENT).into())
+    static DIGEST: &[u8; 32] = include_bytes!(concat!(env!("OUT_DIR"), "/skills_engine.sha256"));
+    DIGEST
 }
 
 fn cache_file_name(engine: &Engine) -> String {
