@@ -469,12 +469,7 @@ impl Builder<'_> {
         isolate: &BTreeSet<(u32, String)>,
     ) -> Result<Built, BuildFailure> {
         let started = Instant::now();
-        let files: Arc<dyn FileSource> = roots.clone();
-        let mut guest = self
-            .runtime
-            .instantiate(files)
-            .context("starting the engine")?;
-        let index = guest.new_index(&self.options.engine)?;
+        let (mut guest, index) = self.new_index(roots)?;
         let mut stats = BuildStats {
             roots: self.names.len(),
             roots_ok: roots.dirs.iter().filter(|d| d.is_some()).count(),
@@ -571,6 +566,17 @@ impl Builder<'_> {
         })
     }
 
+    /// A new engine instance reading through `roots`, with a new, empty index.
+    fn new_index(&self, roots: &Arc<Roots>) -> anyhow::Result<(Guest, IndexHandle)> {
+        let files: Arc<dyn FileSource> = roots.clone();
+        let mut guest = self
+            .runtime
+            .instantiate(files)
+            .context("starting the engine")?;
+        let index = guest.new_index(&self.options.engine)?;
+        Ok((guest, index))
+    }
+
     /// The index of `listings` from the on-disk cache, in a new instance; `None` when the
     /// cache has no (current) index for them.
     fn restore(
@@ -580,12 +586,7 @@ impl Builder<'_> {
         key: &index_cache::Key,
     ) -> anyhow::Result<Option<Built>> {
         let started = Instant::now();
-        let files: Arc<dyn FileSource> = roots.clone();
-        let mut guest = self
-            .runtime
-            .instantiate(files)
-            .context("starting the engine")?;
-        let index = guest.new_index(&self.options.engine)?;
+        let (mut guest, index) = self.new_index(roots)?;
         if !key.load(&mut guest, index)? {
             return Ok(None);
         }
