@@ -259,7 +259,7 @@ fn real_fixtures() {
 /// and one file without frontmatter (`skill-tester/assets/sample-skill`, a sample asset
 /// upstream) reported as a located error.
 #[test]
-#[ignore = "reads the 2,621-skill corpus outside the repository (about 10 s in debug); run with --ignored"]
+#[ignore = "reads the 2,621-skill corpus outside the repository and compares its snapshot restore question by question (about 4 min in release); run with --ignored"]
 fn combined_corpus_loads() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora/combined");
     if !dir.is_dir() {
