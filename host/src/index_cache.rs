@@ -281,7 +281,9 @@ impl Key {
                 w.write_all(&crc32fast::hash(&bytes).to_le_bytes())?;
                 w.write_all(&bytes)?;
             }
-            w.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+            // No fsync: a file cut short by a crash fails its checksums and is rebuilt, so the
+            // first start does not wait for the disk.
+            w.into_inner().map_err(|e| e.into_error())?;
             std::fs::rename(&tmp, &self.file)?;
             anyhow::Ok(())
         })();
