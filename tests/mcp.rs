@@ -24,7 +24,7 @@ use rmcp::{
 use serde_json::{Value, json};
 use skills_mcp::{
     config::{self, LoadOptions},
-    mcp::{SkillsServer, tiers},
+    mcp::SkillsServer,
 };
 use tempfile::TempDir;
 
@@ -864,41 +864,6 @@ fn generated(n: usize) -> TempDir {
         );
     }
     dir
-}
-
-#[test]
-fn catalogue_tiers_follow_the_size_and_fit_the_budget() {
-    let entries = |n: usize| -> Vec<tiers::Entry> {
-        (0..n)
-            .map(|i| tiers::Entry {
-                skill_path: format!("cat{}/skill-{i}", i % 5),
-                name: format!("skill-{i}"),
-                description: "word ".repeat(100),
-            })
-            .collect()
-    };
-    assert_eq!(tiers::catalogue(&entries(10), 100_000).1, tiers::Tier::Full);
-    assert_eq!(
-        tiers::catalogue(&entries(100), 100_000).1,
-        tiers::Tier::Compact
-    );
-    assert_eq!(
-        tiers::catalogue(&entries(400), 100_000).1,
-        tiers::Tier::Categories
-    );
-    for n in [0, 1, 10, 80, 81, 300, 301, 3000] {
-        for budget in [50, 500, 1800, 24_000] {
-            let (text, _) = tiers::catalogue(&entries(n), budget);
-            assert!(tiers::chars(&text) <= budget, "{n} skills, budget {budget}");
-        }
-    }
-    let (text, _) = tiers::catalogue(&entries(400), 100_000);
-    assert!(
-        text.contains("search_skills") && text.contains("cat0 (80)"),
-        "{text}"
-    );
-    assert_eq!(tiers::shorten("a b c", 80), "a b c");
-    assert!(tiers::chars(&tiers::shorten(&"long words ".repeat(30), 80)) <= 80);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

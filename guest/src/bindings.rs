@@ -42,6 +42,10 @@ impl x::Guest for Component {
     fn validate_relative_path(path: String) -> Result<String, t::Error> {
         crate::validate_relative_path(&path).map_err(error)
     }
+
+    fn shorten(text: String, limit: u32) -> String {
+        crate::tiers::shorten(&text, limit as usize)
+    }
 }
 
 /// The `index` resource: a [`crate::Index`] behind a `RefCell` (resource methods take `&self`;
@@ -108,6 +112,20 @@ impl x::GuestIndex for IndexResource {
 
     fn skills(&self) -> Vec<t::SkillInfo> {
         self.0.borrow().skills().into_iter().map(skill).collect()
+    }
+
+    fn catalogue(&self, budget: u32) -> Result<t::Catalogue, t::Error> {
+        let (text, tier) =
+            crate::tiers::index_catalogue(&self.0.borrow(), budget as usize).map_err(error)?;
+        Ok(t::Catalogue {
+            text,
+            tier: match tier {
+                crate::tiers::Tier::Full => t::CatalogueTier::Full,
+                crate::tiers::Tier::Compact => t::CatalogueTier::Compact,
+                crate::tiers::Tier::Names => t::CatalogueTier::Names,
+                crate::tiers::Tier::Categories => t::CatalogueTier::Categories,
+            },
+        })
     }
 
     fn summaries(&self, start: u32, count: u32) -> Vec<t::SkillSummary> {

@@ -734,7 +734,8 @@ impl Index {
         self.finished = true;
     }
 
-    fn ready(&self) -> Result<(), Error> {
+    /// `NotReady` until [`Self::finish`] ran.
+    pub(crate) fn ready(&self) -> Result<(), Error> {
         if self.finished {
             Ok(())
         } else {

@@ -17,6 +17,7 @@ pub mod rank;
 pub mod route;
 pub mod synonyms;
 pub mod text;
+pub mod tiers;
 pub mod views;
 
 pub use index::{Index, walk_policy};

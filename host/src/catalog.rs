@@ -33,8 +33,8 @@ use serde_json::{Value, json};
 
 use crate::index_cache::{self, ListingPrint};
 use crate::runtime::{
-    AssetInfo, AssetLocation, Diagnostic, EngineConfig, EngineError, EngineErrorKind, Entry,
-    EntryKind, Explanation, FileData, FileReport, FileSource, Guest, GuestTrap, IndexHandle,
+    AssetInfo, AssetLocation, Catalogue, Diagnostic, EngineConfig, EngineError, EngineErrorKind,
+    Entry, EntryKind, Explanation, FileData, FileReport, FileSource, Guest, GuestTrap, IndexHandle,
     ManifestFile, NoFiles, ResolvedSkill, RouteOutcome, Runtime, RuntimeOptions, SearchHit,
     Severity, SizeError, SkillInfo, SkillSummary, TreeNode, WalkPolicy,
 };
@@ -842,6 +842,16 @@ impl Catalog {
     /// description): a page of [`Self::skills`] without the rest of each skill.
     pub fn summaries(&self, start: u32, count: u32) -> anyhow::Result<Vec<SkillSummary>> {
         self.with_index(|g, i| g.summaries(i, start, count))
+    }
+
+    /// The catalogue as text within `budget` characters (the engine picks the tier).
+    pub fn catalogue(&self, budget: u32) -> anyhow::Result<Catalogue> {
+        self.with_index(|g, i| g.catalogue(i, budget))
+    }
+
+    /// `text` on one line, at most `limit` characters, as listings shorten descriptions.
+    pub fn shorten(&self, text: &str, limit: u32) -> anyhow::Result<String> {
+        self.with_index(|g, _| g.shorten(text, limit))
     }
 
     /// One skill by path or unique name; a not-found error carries suggestions.

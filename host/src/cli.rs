@@ -259,7 +259,11 @@ fn load(
     let mut loaded = crate::config::load(&options)?;
     // Git sources are cloned or fetched before indexing; then their config.yaml exists to read.
     let git = if sync_git {
-        crate::git::start_blocking(&loaded.config)?
+        crate::git::start_blocking(
+            loaded.config.sources.git_sources(),
+            &loaded.config.git,
+            loaded.config.github_token.clone(),
+        )?
     } else {
         None
     };

@@ -424,21 +424,21 @@ impl GitSync {
     }
 }
 
-/// The git sources of `config` (`sources.repo`, `sources.repos`) cloned or fetched before the
-/// server indexes anything (on a runtime of its own: call it outside any async context). `None`
-/// when no git source is configured; problems are printed, never fatal.
-pub fn start_blocking(config: &crate::config::Config) -> Result<Option<Arc<GitSync>>> {
-    let sources: Vec<SourceConfig> = config
-        .sources
-        .git_sources()
-        .into_iter()
-        .map(SourceConfig::Git)
-        .collect();
+/// The git sources (`sources.repo`, then each of `sources.repos`) cloned or fetched before the
+/// server indexes anything (on a runtime of its own: call it outside any async context), with
+/// `github_token` for the sources that use the default token variable. `None` when no git
+/// source is configured; problems are printed, never fatal.
+pub fn start_blocking(
+    sources: Vec<GitSourceConfig>,
+    git: &GitConfig,
+    github_token: Option<String>,
+) -> Result<Option<Arc<GitSync>>> {
+    let sources: Vec<SourceConfig> = sources.into_iter().map(SourceConfig::Git).collect();
     if sources.is_empty() {
         return Ok(None);
     }
-    let token = config.github_token.clone();
-    let sync = GitSync::new(&sources, &config.git, |var| {
+    let token = github_token;
+    let sync = GitSync::new(&sources, git, |var| {
         if var == DEFAULT_TOKEN_ENV {
             token.clone()
         } else {

@@ -12,7 +12,6 @@
 //!   `skill://` URI mapping;
 //! - `prompts`: every skill as a prompt, and completion;
 //! - `reload`: the file watcher and debounced rebuilds;
-//! - [`tiers`]: the catalogue text for instructions and tool descriptions (pure).
 //!
 //! # Adding a tool (scripts, analytics, git)
 //! Add one `#[tool(...)]` method to the `#[tool_router] impl SkillsServer` block in
@@ -25,7 +24,6 @@ mod arguments;
 mod extension;
 mod prompts;
 mod reload;
-pub mod tiers;
 mod tools;
 
 use std::{
@@ -341,12 +339,9 @@ pub(crate) fn message(e: &anyhow::Error) -> String {
     }
 }
 
-/// Every skill as the catalogue text needs it, and as the view keeps it; descriptions only when
-/// the catalogue is small enough to show them (the categories tier shows paths alone).
-fn list_skills(catalog: &Catalog) -> anyhow::Result<(Vec<tiers::Entry>, Vec<Listed>)> {
+/// Every skill's path and name, as the view keeps them.
+fn list_skills(catalog: &Catalog) -> anyhow::Result<Vec<Listed>> {
     let total = catalog.len()?;
-    let descriptions = tiers::tier_for(total as usize) != tiers::Tier::Categories;
-    let mut entries = Vec::with_capacity(total as usize);
     let mut listed = Vec::with_capacity(total as usize);
     let mut start = 0;
     while start < total {
@@ -355,40 +350,44 @@ fn list_skills(catalog: &Catalog) -> anyhow::Result<(Vec<tiers::Entry>, Vec<List
             break;
         }
         start += page.len() as u32;
-        for s in page {
-            entries.push(tiers::Entry {
-                skill_path: s.skill_path.clone(),
-                name: s.name.clone(),
-                description: if descriptions {
-                    s.description
-                } else {
-                    String::new()
-                },
-            });
-            listed.push(Listed {
-                skill_path: s.skill_path,
-                name: s.name,
-            });
-        }
+        listed.extend(page.into_iter().map(|s| Listed {
+            skill_path: s.skill_path,
+            name: s.name,
+        }));
     }
-    Ok((entries, listed))
+    Ok(listed)
+}
+
+/// The engine's catalogue text within `budget` characters; empty (with an error on stderr)
+/// when the engine cannot give it.
+fn catalogue(catalog: &Catalog, budget: usize) -> String {
+    let budget = u32::try_from(budget).unwrap_or(u32::MAX);
+    catalog
+        .catalogue(budget)
+        .map(|c| c.text)
+        .unwrap_or_else(|e| {
+            eprintln!("skills-mcp: error: writing the catalogue failed: {e:#}");
+            String::new()
+        })
 }
 
 impl View {
     fn new(catalog: Catalog, generation: u64, router: &ToolRouter<SkillsServer>) -> Self {
-        let (entries, skills) = list_skills(&catalog).unwrap_or_else(|e| {
+        let skills = list_skills(&catalog).unwrap_or_else(|e| {
             eprintln!("skills-mcp: error: listing the skills failed: {e:#}");
-            (Vec::new(), Vec::new())
+            Vec::new()
         });
-        let (catalogue, _) = tiers::catalogue(&entries, INSTRUCTIONS_CATALOGUE_BUDGET);
-        let instructions = format!("{}\n{catalogue}", tools::INSTRUCTIONS);
+        let instructions = format!(
+            "{}\n{}",
+            tools::INSTRUCTIONS,
+            catalogue(&catalog, INSTRUCTIONS_CATALOGUE_BUDGET)
+        );
         let base = router
             .get("get_skill")
             .and_then(|t| t.description.as_deref().map(str::to_string))
             .unwrap_or_default();
-        let budget = MAX_TOOL_DESCRIPTION.saturating_sub(tiers::chars(&base) + 2);
-        let (short, _) = tiers::catalogue(&entries, budget);
-        let get_skill_description = format!("{base}\n\n{short}");
+        let budget = MAX_TOOL_DESCRIPTION.saturating_sub(base.chars().count() + 2);
+        let get_skill_description = format!("{base}\n\n{}", catalogue(&catalog, budget));
         Self {
             catalog,
             generation,

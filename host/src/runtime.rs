@@ -34,8 +34,8 @@ mod bindings {
 }
 
 pub use bindings::skills_mcp::engine::types::{
-    Algorithm, AssetInfo, AssetLocation, Diagnostic, EngineConfig, Entry, EntryKind,
-    Error as EngineErrorKind, Execution, ExplainTerm, Explanation, FileData, FileReport,
+    Algorithm, AssetInfo, AssetLocation, Catalogue, CatalogueTier, Diagnostic, EngineConfig, Entry,
+    EntryKind, Error as EngineErrorKind, Execution, ExplainTerm, Explanation, FileData, FileReport,
     ManifestFile, ResolvedSkill, RouteOutcome, ScriptArg, ScriptInfo, SearchHit, Severity,
     SizeError, SkillInfo, SkillShape, SkillSummary, TreeNode, WalkPolicy,
 };
@@ -573,6 +573,11 @@ impl Guest {
         self.typed(&format!("checking the path {path:?}"), r)
     }
 
+    /// `text` on one line, at most `limit` characters (the engine's rule for listings).
+    pub fn shorten(&mut self, text: &str, limit: u32) -> anyhow::Result<String> {
+        self.engine_call("shorten", |s, e| e.call_shorten(s, text, limit))
+    }
+
     /// A new, empty index.
     pub fn new_index(&mut self, config: &EngineConfig) -> anyhow::Result<IndexHandle> {
         self.engine_call("index", |s, e| e.index().call_constructor(s, *config))
@@ -628,6 +633,14 @@ impl Guest {
         self.engine_call("index.summaries", |s, e| {
             e.index().call_summaries(s, index.0, start, count)
         })
+    }
+
+    /// The catalogue text within `budget` characters, and its tier.
+    pub fn catalogue(&mut self, index: IndexHandle, budget: u32) -> anyhow::Result<Catalogue> {
+        let r = self.engine_call("index.catalogue", |s, e| {
+            e.index().call_catalogue(s, index.0, budget)
+        });
+        self.typed("writing the catalogue", r)
     }
 
     pub fn get(&mut self, index: IndexHandle, path_or_name: &str) -> anyhow::Result<SkillInfo> {

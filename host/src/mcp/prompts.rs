@@ -10,7 +10,10 @@ use rmcp::{
     },
 };
 
-use super::{View, tiers};
+use super::View;
+
+/// Longest prompt description, in characters.
+const PROMPT_DESCRIPTION: u32 = 300;
 
 /// The prompt that loads any skill by name, with completion of the name.
 pub const LOAD_PROMPT: &str = "load_skill";
@@ -73,7 +76,7 @@ pub(crate) fn list(view: &View, cursor: Option<&str>) -> Result<ListPromptsResul
         prompts.push(
             Prompt::new(
                 s.skill_path.clone(),
-                Some(tiers::shorten(&s.description, 300)),
+                Some(shorten(view, &s.description)),
                 Some(vec![context_arg()]),
             )
             .with_title(s.name.clone()),
@@ -124,7 +127,7 @@ pub(crate) fn get(
         info.skill_path, resolved.content
     ));
     let mut result = GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]);
-    result.description = Some(tiers::shorten(&info.description, 300));
+    result.description = Some(shorten(view, &info.description));
     Ok(result)
 }
 
@@ -159,4 +162,12 @@ pub(crate) fn complete(
     let info = CompletionInfo::with_pagination(starts, Some(total as u32), has_more)
         .map_err(|e| ErrorData::internal_error(e, None))?;
     Ok(CompleteResult::new(info))
+}
+
+/// A prompt's description: the skill's, shortened by the engine's rule for listings (the whole
+/// description, should the engine fail).
+fn shorten(view: &View, description: &str) -> String {
+    view.catalog
+        .shorten(description, PROMPT_DESCRIPTION)
+        .unwrap_or_else(|_| description.to_string())
 }

@@ -1,11 +1,13 @@
-//! The catalogue text for the server instructions and tool descriptions, by catalogue size.
+//! The catalogue text that a host puts in its server instructions and tool descriptions, by
+//! catalogue size: a rule about how skills are presented, so the engine owns it and hosts print
+//! what they get.
 //!
-//! Pure logic (no I/O, no engine): given every skill's path, name and description, produce a
-//! block of text that fits a character budget. The tier is chosen by the number of skills
-//! (seed 003): up to [`FULL_MAX`] skills, paths and descriptions; up to [`COMPACT_MAX`], paths
-//! and short descriptions; beyond, categories (first path segment) with counts and a pointer to
-//! `search_skills`. When a tier's text does not fit the budget, the next tier is used, and the
-//! last one is cut with a note, so the result never exceeds the budget.
+//! Given every skill's path, name and description, produce a block of text that fits a character
+//! budget. The tier is chosen by the number of skills: up to [`FULL_MAX`] skills, paths and
+//! descriptions; up to [`COMPACT_MAX`], paths and short descriptions; beyond, categories (first
+//! path segment) with counts and a pointer to `search_skills`. When a tier's text does not fit
+//! the budget, the next tier is used, and the last one is cut with a note, so the result never
+//! exceeds the budget.
 
 /// Up to this many skills, the catalogue lists paths with full descriptions.
 pub const FULL_MAX: usize = 80;
@@ -18,10 +20,10 @@ pub const FULL_DESCRIPTION: usize = 200;
 
 /// One skill as the catalogue shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    pub skill_path: String,
-    pub name: String,
-    pub description: String,
+pub struct Entry<'a> {
+    pub skill_path: &'a str,
+    pub name: &'a str,
+    pub description: &'a str,
 }
 
 /// Which form the catalogue took.
@@ -37,7 +39,7 @@ pub enum Tier {
     Categories,
 }
 
-/// The tier the seed assigns to a catalogue of `n` skills (before any budget applies).
+/// The tier a catalogue of `n` skills gets before any budget applies.
 pub fn tier_for(n: usize) -> Tier {
     if n <= FULL_MAX {
         Tier::Full
@@ -51,7 +53,7 @@ pub fn tier_for(n: usize) -> Tier {
 /// The catalogue text and the tier used; `budget` is in characters (not bytes).
 ///
 /// An empty catalogue gives a line saying so.
-pub fn catalogue(entries: &[Entry], budget: usize) -> (String, Tier) {
+pub fn catalogue(entries: &[Entry<'_>], budget: usize) -> (String, Tier) {
     if entries.is_empty() {
         return (cut("No skills are installed.".into(), budget), Tier::Full);
     }
@@ -72,7 +74,7 @@ pub fn catalogue(entries: &[Entry], budget: usize) -> (String, Tier) {
     )
 }
 
-fn render(entries: &[Entry], tier: Tier) -> String {
+fn render(entries: &[Entry<'_>], tier: Tier) -> String {
     let n = entries.len();
     let mut out = String::new();
     match tier {
@@ -87,7 +89,7 @@ fn render(entries: &[Entry], tier: Tier) -> String {
                 out.push_str(&format!(
                     "- {}: {}\n",
                     label(e),
-                    shorten(&e.description, limit)
+                    shorten(e.description, limit)
                 ));
             }
         }
@@ -125,10 +127,10 @@ fn render(entries: &[Entry], tier: Tier) -> String {
 }
 
 /// The skill path, with the name when it differs from the last path segment.
-fn label(e: &Entry) -> String {
-    let last = e.skill_path.rsplit('/').next().unwrap_or(&e.skill_path);
+fn label(e: &Entry<'_>) -> String {
+    let last = e.skill_path.rsplit('/').next().unwrap_or(e.skill_path);
     if e.name.is_empty() || e.name == last {
-        e.skill_path.clone()
+        e.skill_path.to_string()
     } else {
         format!("{} ({})", e.skill_path, e.name)
     }
@@ -167,4 +169,71 @@ fn cut(text: String, budget: usize) -> String {
 /// Length in characters.
 pub fn chars(s: &str) -> usize {
     s.chars().count()
+}
+
+/// The catalogue text of a finished index, and its tier; `budget` is in characters.
+pub fn index_catalogue(
+    index: &crate::index::Index,
+    budget: usize,
+) -> Result<(String, Tier), crate::model::Error> {
+    index.ready()?;
+    let n = index.len();
+    let descriptions = tier_for(n) != Tier::Categories;
+    let entries: Vec<Entry<'_>> = (0..n)
+        .filter_map(|i| index.summary(i))
+        .map(|(skill_path, name, description)| Entry {
+            skill_path,
+            name,
+            description: if descriptions { description } else { "" },
+        })
+        .collect();
+    Ok(catalogue(&entries, budget))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiers_follow_the_size_and_fit_the_budget() {
+        let paths: Vec<(String, String)> = (0..3000)
+            .map(|i| (format!("cat{}/skill-{i}", i % 5), format!("skill-{i}")))
+            .collect();
+        let description = "word ".repeat(100);
+        let entries = |n: usize| -> Vec<Entry<'_>> {
+            paths[..n]
+                .iter()
+                .map(|(skill_path, name)| Entry {
+                    skill_path,
+                    name,
+                    description: &description,
+                })
+                .collect()
+        };
+        assert_eq!(catalogue(&entries(10), 100_000).1, Tier::Full);
+        assert_eq!(catalogue(&entries(100), 100_000).1, Tier::Compact);
+        assert_eq!(catalogue(&entries(400), 100_000).1, Tier::Categories);
+        for n in [0, 1, 10, 80, 81, 300, 301, 3000] {
+            for budget in [50, 500, 1800, 24_000] {
+                let (text, _) = catalogue(&entries(n), budget);
+                assert!(chars(&text) <= budget, "{n} skills, budget {budget}");
+            }
+        }
+        let (text, _) = catalogue(&entries(400), 100_000);
+        assert!(
+            text.contains("search_skills") && text.contains("cat0 (80)"),
+            "{text}"
+        );
+        assert_eq!(shorten("a b c", 80), "a b c");
+        assert!(chars(&shorten(&"long words ".repeat(30), 80)) <= 80);
+    }
+
+    #[test]
+    fn an_unfinished_index_has_no_catalogue() {
+        let index = crate::index::Index::default();
+        assert_eq!(
+            index_catalogue(&index, 100),
+            Err(crate::model::Error::NotReady)
+        );
+    }
 }
