@@ -7,6 +7,7 @@ mod common;
 mod component;
 mod git;
 mod index_cache;
+mod inputs;
 mod mcp;
 mod runtime;
 mod scripts;

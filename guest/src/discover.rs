@@ -221,6 +221,14 @@ pub fn discover(entries: Vec<Entry>, policy: &WalkPolicy) -> Discovery {
                 "symbolic link ignored: links are never followed".into(),
             ),
             EntryKind::Directory => {
+                if is_skill_file_name(paths::file_name(&e.path)) {
+                    note(
+                        &mut out,
+                        &e.path,
+                        Severity::Warning,
+                        "a folder named like a skill file: a skill file must be a regular file; it is not a skill".into(),
+                    );
+                }
                 dirs.insert(e.path.into_boxed_str());
             }
             EntryKind::File => files.push((e.path.into_boxed_str(), e.size)),
@@ -567,5 +575,27 @@ mod tests {
         assert!(!d.listing.is_dir("b"));
         assert_eq!(read_list(&d), vec![("a.md", false), ("ab/x.md", false)]);
         assert_eq!(d.listing.files_under("a").count(), 0);
+    }
+
+    #[test]
+    fn a_folder_named_skill_md_is_reported() {
+        let d = discover(
+            vec![
+                Entry {
+                    path: "x/SKILL.md".into(),
+                    kind: EntryKind::Directory,
+                    size: 0,
+                },
+                file("x/SKILL.md/inner.txt", 1),
+            ],
+            &policy(),
+        );
+        assert!(read_list(&d).iter().all(|(p, _)| *p != "x/SKILL.md"));
+        let notes = &d.notes["x/SKILL.md"];
+        assert_eq!(notes[0].severity, Severity::Warning);
+        assert!(
+            notes[0].message.contains("must be a regular file"),
+            "{notes:?}"
+        );
     }
 }

@@ -231,6 +231,17 @@ pub fn clean_yaml<'a>(block: &Block<'a>, notes: &mut Vec<Note>) -> std::borrow::
 /// to `serde_yaml`, which also gives every error.
 pub fn parse(block: &Block<'_>, notes: &mut Vec<Note>) -> Result<Mapping, Note> {
     let yaml = clean_yaml(block, notes);
+    // Absurd nesting costs YAML parsers quadratic time: refused after one linear pass.
+    if let Err(deep) = crate::nesting::check(&yaml, crate::nesting::MAX_DEPTH) {
+        return Err(Note::new(
+            Some(block.open_line + deep.line),
+            Severity::Error,
+            format!(
+                "the frontmatter nests deeper than {} levels (flow brackets `[`/`{{` and indentation); it was refused before parsing: flatten it",
+                deep.limit
+            ),
+        ));
+    }
     if let Some(m) = parse_simple(&yaml) {
         return Ok(m);
     }
@@ -879,6 +890,33 @@ mod tests {
             err.message
         );
         assert!(err.message.contains("line 4"), "{}", err.message);
+    }
+
+    #[test]
+    fn absurd_nesting_is_refused_fast_and_located() {
+        // 80 KB of `[` kept serde_yaml busy for the engine's whole deadline (quadratic).
+        let text = format!(
+            "\n---\nname: x\ndescription: {}\n---\nbody",
+            "[".repeat(80 * 1024)
+        );
+        let started = std::time::Instant::now();
+        let err = parse(&found(&text), &mut Vec::new()).unwrap_err();
+        assert!(started.elapsed() < std::time::Duration::from_millis(500));
+        assert_eq!(err.line, Some(4));
+        assert_eq!(err.severity, Severity::Error);
+        assert!(
+            err.message.contains("deeper than 64 levels"),
+            "{}",
+            err.message
+        );
+        // Deep block nesting too.
+        let mut yaml = String::new();
+        for i in 0..200 {
+            yaml.push_str(&format!("{}k{i}:\n", " ".repeat(i)));
+        }
+        let text = format!("---\n{yaml}---\n");
+        let err = parse(&found(&text), &mut Vec::new()).unwrap_err();
+        assert_eq!(err.line, Some(66));
     }
 
     #[test]

@@ -758,6 +758,7 @@ impl Index {
 
     fn not_found(&self, what: &str) -> Error {
         let suggestions = self.suggest(what, 3);
+        let what = crate::paths::echo(what);
         if suggestions.is_empty() {
             Error::NotFound(format!("no skill `{what}`"))
         } else {
@@ -850,7 +851,8 @@ impl Index {
             [i] => Ok(self.info(*i)),
             [] => Err(self.not_found(q)),
             many => Err(Error::NotFound(format!(
-                "`{q}` is the name of several skills: {}; ask by skill path",
+                "`{}` is the name of several skills: {}; ask by skill path",
+                crate::paths::echo(q),
                 many.iter()
                     .map(|&i| self.docs[i].skill_path.as_str())
                     .collect::<Vec<_>>()
@@ -865,6 +867,10 @@ impl Index {
     /// query's length, at least 2); then containing the query; then contained in the query
     /// (3+ characters both); ties by closeness, then skill path.
     pub fn suggest(&self, path_or_name: &str, limit: u32) -> Vec<String> {
+        // Edit distances cost the product of the lengths: no suggestions for absurd input.
+        if path_or_name.len() > 1024 {
+            return Vec::new();
+        }
         let q = path_or_name.trim().trim_end_matches('/').to_lowercase();
         if q.is_empty() || limit == 0 {
             return Vec::new();
@@ -911,9 +917,7 @@ impl Index {
     /// `min_score`: that is `route`'s job).
     pub fn search(&self, query: &str, limit: u32) -> Result<Vec<SearchHit>, Error> {
         self.ready()?;
-        if query.trim().is_empty() {
-            return Err(Error::InvalidArgument("the query is empty".into()));
-        }
+        check_query(query)?;
         let limit = (limit as usize).min(self.docs.len());
         let scored = match self.config.algorithm {
             Algorithm::Ranked => self
@@ -942,9 +946,7 @@ impl Index {
     /// Per-field, per-term account of one skill's score for a query.
     pub fn explain(&self, query: &str, skill_path: &str) -> Result<Explanation, Error> {
         let i = self.find(skill_path)?;
-        if query.trim().is_empty() {
-            return Err(Error::InvalidArgument("the query is empty".into()));
-        }
+        check_query(query)?;
         match self.config.algorithm {
             Algorithm::Ranked => {
                 let mut e = self
@@ -1101,7 +1103,8 @@ impl Index {
             .map(|&j| self.docs[j].skill_path.as_str())
             .collect();
         Err(Error::NotFound(format!(
-            "no asset or script `{file}` in skill `{skill_path}` (looked in: {})",
+            "no asset or script `{}` in skill `{skill_path}` (looked in: {})",
+            crate::paths::echo(file),
             names.join(", ")
         )))
     }
@@ -1432,6 +1435,32 @@ pub fn walk_policy() -> WalkPolicy {
         max_entries: 200_000,
         max_skill_file_bytes: 4 * 1024 * 1024,
     }
+}
+
+/// Longest query (or routing context) read, in bytes: a few sentences fit many times over.
+pub const MAX_QUERY_BYTES: usize = 8 * 1024;
+/// Most words (whitespace-separated) in a query or routing context.
+pub const MAX_QUERY_WORDS: usize = 512;
+
+/// Refuse an empty query, or one longer than [`MAX_QUERY_BYTES`] or [`MAX_QUERY_WORDS`], before
+/// any work (the message gives sizes, never the query back).
+pub fn check_query(query: &str) -> Result<(), Error> {
+    if query.len() > MAX_QUERY_BYTES {
+        return Err(Error::InvalidArgument(format!(
+            "the query is {} bytes long; at most {MAX_QUERY_BYTES} bytes and {MAX_QUERY_WORDS} words are allowed: give a sentence or two about the task",
+            query.len()
+        )));
+    }
+    let words = query.split_whitespace().take(MAX_QUERY_WORDS + 1).count();
+    if words == 0 {
+        return Err(Error::InvalidArgument("the query is empty".into()));
+    }
+    if words > MAX_QUERY_WORDS {
+        return Err(Error::InvalidArgument(format!(
+            "the query has more than {MAX_QUERY_WORDS} words; at most {MAX_QUERY_WORDS} words and {MAX_QUERY_BYTES} bytes are allowed: give a sentence or two about the task"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -26,6 +26,10 @@ pub mod bytes;
 pub mod codec;
 pub mod discover;
 pub mod frontmatter;
+pub mod nesting;
+
+#[cfg(test)]
+pub(crate) mod fuzz;
 pub mod paths;
 pub mod resolve;
 

@@ -20,49 +20,69 @@ pub fn validate_relative(path: &str) -> Result<&str, String> {
     check_relative(path)
 }
 
+/// Longest piece of a caller's input repeated in a message, in bytes.
+pub const MAX_ECHO_BYTES: usize = 200;
+
+/// `s` as messages repeat it: whole when short, else its first [`MAX_ECHO_BYTES`] bytes (on a
+/// character boundary) and how long it was.
+pub fn echo(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.len() <= MAX_ECHO_BYTES {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut end = MAX_ECHO_BYTES;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::borrow::Cow::Owned(format!("{}… ({} bytes)", &s[..end], s.len()))
+}
+
 /// [`validate_relative`] rule by rule (each rejection with its own message).
 fn check_relative(path: &str) -> Result<&str, String> {
+    // Messages repeat the path, cut to a few lines' length.
+    let shown = echo(path);
     if path.is_empty() {
         return Err("the path is empty".into());
     }
     if path.contains('\0') {
         return Err(format!(
             "`{}` contains a NUL character",
-            path.escape_debug()
+            shown.escape_debug()
         ));
     }
     if path.contains('\\') {
         return Err(format!(
-            "`{path}` contains a backslash; separate folders with `/`"
+            "`{shown}` contains a backslash; separate folders with `/`"
         ));
     }
     if path.starts_with('/') {
         return Err(format!(
-            "`{path}` is absolute (starts with `/`); give a path relative to the skill folder"
+            "`{shown}` is absolute (starts with `/`); give a path relative to the skill folder"
         ));
     }
     let b = path.as_bytes();
     if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
         return Err(format!(
-            "`{path}` starts with a drive letter; give a path relative to the skill folder"
+            "`{shown}` starts with a drive letter; give a path relative to the skill folder"
         ));
     }
     if path.ends_with('/') {
-        return Err(format!("`{path}` ends with `/`; name a file, not a folder"));
+        return Err(format!(
+            "`{shown}` ends with `/`; name a file, not a folder"
+        ));
     }
     for segment in path.split('/') {
         match segment {
             "" => {
                 return Err(format!(
-                    "`{path}` contains an empty segment (`//`); remove the doubled `/`"
+                    "`{shown}` contains an empty segment (`//`); remove the doubled `/`"
                 ));
             }
             "." => {
-                return Err(format!("`{path}` contains a `.` segment; remove the `./`"));
+                return Err(format!("`{shown}` contains a `.` segment; remove the `./`"));
             }
             ".." => {
                 return Err(format!(
-                    "`{path}` contains a `..` segment (path traversal is not allowed)"
+                    "`{shown}` contains a `..` segment (path traversal is not allowed)"
                 ));
             }
             _ => {}

@@ -221,7 +221,22 @@ fn read_capped(dir: &Dir, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> 
             limit,
         });
     }
-    let file = dir.open(path).map_err(ReadError::Io)?;
+    // Never blocks: a file swapped for a FIFO after the check above opens without waiting for
+    // a writer (O_NONBLOCK), a swapped-in symlink is not followed, and the opened handle itself
+    // must be a regular file.
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use cap_std::fs::OpenOptionsExt as _;
+        options.custom_flags(
+            (rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOFOLLOW).bits() as i32,
+        );
+    }
+    let file = dir.open_with(path, &options).map_err(ReadError::Io)?;
+    if !file.metadata().map_err(ReadError::Io)?.is_file() {
+        return Err(ReadError::Refused("is not a regular file".into()));
+    }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     file.take(limit + 1)
         .read_to_end(&mut bytes)
@@ -250,6 +265,25 @@ fn host_report(root: u32, path: &str, severity: Severity, message: String) -> Fi
             message,
         }],
     }
+}
+
+/// What a file that is neither a regular file, a folder nor a symlink is, in words.
+fn special_kind(t: &cap_std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use cap_std::fs::FileTypeExt as _;
+        if t.is_fifo() {
+            return "a FIFO (named pipe)";
+        }
+        if t.is_socket() {
+            return "a socket";
+        }
+        if t.is_block_device() || t.is_char_device() {
+            return "a device";
+        }
+    }
+    let _ = t;
+    "a special file"
 }
 
 /// A root's listing, as the engine's walk policy says.
@@ -343,6 +377,17 @@ fn walk(dir: &Dir, root: u32, policy: &WalkPolicy) -> Listing {
                 let meta = entry.metadata().ok();
                 let size = meta.as_ref().map_or(0, |m| m.len());
                 children.push((name, path, EntryKind::File, size, meta));
+            } else {
+                // A FIFO, socket or device: never opened (a FIFO would block), but said.
+                out.issues.push(host_report(
+                    root,
+                    &path,
+                    Severity::Warning,
+                    format!(
+                        "skipped: {} is not a regular file or a folder; it is never read",
+                        special_kind(&file_type)
+                    ),
+                ));
             }
         }
         children.sort_by(|a, b| a.0.cmp(&b.0));

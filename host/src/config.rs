@@ -615,6 +615,10 @@ fn absolute(cwd: &Path, path: &Path) -> PathBuf {
 }
 
 fn parse_layer(source: String, text: &str) -> Result<Layer> {
+    // The engine's linear nesting bound, before serde_yaml's quadratic time on deep nesting.
+    if let Err(deep) = skills_engine::nesting::check(text, skills_engine::nesting::MAX_DEPTH) {
+        bail!("invalid configuration in {source}: {deep}; flatten it");
+    }
     let value: Value = serde_yaml::from_str(text)
         .map_err(|e| anyhow::anyhow!("invalid configuration in {source}: {e}"))?;
     let value = match value {

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod git;
 pub mod index_cache;
+pub mod jsonrpc;
 pub mod mcp;
 pub mod runtime;
 pub mod scripts;

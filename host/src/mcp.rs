@@ -738,13 +738,18 @@ pub fn run_stdio(loaded: &Loaded, git: Option<Arc<crate::git::GitSync>>) -> Resu
                 }
             })
         });
+        // Every line is checked by the JSON-RPC front before rmcp reads it (bad input gets
+        // one answer the client can match; over-long lines are skipped, not buffered).
+        let (transport, copied) = crate::jsonrpc::serve_stdio();
         let served = tokio::select! {
-            served = server.serve_transport((tokio::io::stdin(), tokio::io::stdout())) => served,
+            served = server.serve_transport(transport) => served,
             signal = stop_signal() => {
                 eprintln!("skills-mcp: {signal}; stopping");
                 Ok(())
             }
         };
+        // What rmcp wrote last reaches stdout before the process ends.
+        let _ = tokio::time::timeout(Duration::from_secs(2), copied).await;
         // No event is lost: what is queued is sent (or kept in the buffer file for next time).
         analytics.shutdown().await;
         served

@@ -1116,3 +1116,151 @@ fn finishing_again_after_a_new_root_ranks_as_one_build() {
     // The shadowed skill's words are gone from the vocabulary.
     assert!(twice.search("downtime", 10).unwrap().is_empty());
 }
+
+#[test]
+fn absurd_queries_are_refused_without_echo() {
+    let idx = spec_tree().index();
+    let huge = "react ".repeat(3 << 20);
+    for (query, says) in [
+        (huge.as_str(), "bytes long"),
+        (&"a ".repeat(MAX_QUERY_WORDS + 1)[..], "more than 512 words"),
+    ] {
+        for e in [
+            idx.search(query, 3).unwrap_err(),
+            idx.route(query).unwrap_err(),
+            idx.explain(query, "ui/react/auth").unwrap_err(),
+        ] {
+            let Error::InvalidArgument(m) = e else {
+                panic!("{e:?}")
+            };
+            assert!(m.contains(says), "{m}");
+            assert!(m.len() < 300, "no echo of the query: {m}");
+        }
+    }
+    // At the limits, a query is searched.
+    let words = "react ".repeat(MAX_QUERY_WORDS);
+    assert!(words.len() <= MAX_QUERY_BYTES);
+    assert!(idx.search(&words, 3).is_ok());
+}
+
+#[test]
+fn long_paths_are_echoed_cut_short_and_cost_no_suggestions() {
+    let idx = spec_tree().index();
+    let long = "ui/react/".repeat(400_000);
+    let started = std::time::Instant::now();
+    let Err(Error::NotFound(m)) = idx.get(&long) else {
+        panic!("expected NotFound")
+    };
+    assert!(m.len() < 400, "{} bytes", m.len());
+    assert!(m.contains("3600000 bytes"), "{m}");
+    let Err(Error::InvalidPath(m)) = crate::paths::validate_relative_path(&format!("/{long}"))
+    else {
+        panic!("expected InvalidPath")
+    };
+    assert!(m.len() < 400, "{} bytes", m.len());
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+}
+
+/// Restore `sections` into a new index: never a panic; when it succeeds, the index answers.
+fn restore_checked(sections: &[Vec<u8>]) -> bool {
+    let count = sections.len() as u32;
+    let mut idx = Index::new(EngineConfig::default());
+    for (n, bytes) in sections.iter().enumerate() {
+        if idx.restore_section(n as u32, count, bytes).is_err() {
+            // A failed restore leaves a new index: a fresh build still works.
+            spec_tree().add_to(&mut idx, false);
+            idx.finish();
+            assert!(idx.search("react", 3).is_ok());
+            return false;
+        }
+    }
+    // Restored: every query path runs without a panic.
+    let _ = idx.search("react authentication", 5);
+    let _ = idx.route("react login component");
+    let _ = idx.get("ui/react/auth");
+    let _ = idx.suggest("reac", 3);
+    let _ = idx.tree(None);
+    if let Ok(n) = idx.snapshot_sections() {
+        for k in 0..n {
+            let _ = idx.snapshot_section(k);
+        }
+    }
+    true
+}
+
+fn good_snapshot() -> Vec<Vec<u8>> {
+    let idx = spec_tree().index();
+    let n = idx.snapshot_sections().unwrap();
+    (0..n).map(|k| idx.snapshot_section(k).unwrap()).collect()
+}
+
+#[test]
+fn fuzz_snapshot_restore_with_damaged_sections() {
+    use crate::fuzz::{Rng, cases, seed};
+    let good = good_snapshot();
+    assert!(restore_checked(&good), "the undamaged snapshot restores");
+    let mut rng = Rng::new(3);
+    for case in 0..cases() {
+        let mut sections = good.clone();
+        let k = rng.below(sections.len());
+        let s = &mut sections[k];
+        match rng.below(6) {
+            0 if !s.is_empty() => {
+                let at = rng.below(s.len());
+                s[at] ^= 1 << rng.below(8);
+            }
+            1 => {
+                let to = rng.below(s.len() + 1);
+                s.truncate(to);
+            }
+            2 => {
+                let at = rng.below(s.len() + 1);
+                let byte = rng.next() as u8;
+                s.insert(at, byte);
+            }
+            3 if !s.is_empty() => {
+                // A varint made huge (lengths and counts).
+                let at = rng.below(s.len());
+                s[at] = 0xFF;
+                s.splice(at + 1..at + 1, [0xFF, 0xFF, 0xFF, 0x0F]);
+            }
+            4 => {
+                let j = rng.below(good.len());
+                sections[k] = good[j].clone();
+            }
+            _ => {
+                for b in s.iter_mut() {
+                    if rng.below(16) == 0 {
+                        *b = rng.next() as u8;
+                    }
+                }
+            }
+        }
+        let run = std::panic::catch_unwind(|| restore_checked(&sections));
+        if run.is_err() {
+            panic!(
+                "case {case} (FUZZ_SEED={}): section {k} damaged; keep it as guest/fuzz-regressions/snapshot/section-{k}-<name>.bin:\n{:?}",
+                seed(),
+                sections[k]
+            );
+        }
+    }
+}
+
+/// Each file `section-K-*.bin` replaces section K of the spec tree's snapshot.
+#[test]
+fn snapshot_regressions_replay() {
+    let good = good_snapshot();
+    for (path, bytes) in crate::fuzz::regressions("snapshot") {
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let k: usize = name
+            .strip_prefix("section-")
+            .and_then(|r| r.split('-').next())
+            .and_then(|k| k.parse().ok())
+            .unwrap_or_else(|| panic!("{name}: name it section-K-what.bin"));
+        let mut sections = good.clone();
+        sections[k] = bytes;
+        eprintln!("{name}");
+        restore_checked(&sections);
+    }
+}
