@@ -1437,3 +1437,5 @@ pub fn walk_policy() -> WalkPolicy {
 mod tests;
 
 mod snapshot;
+
+pub mod editor;
