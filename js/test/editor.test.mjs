@@ -135,7 +135,7 @@ test('the skill editor in headless Chromium', { skip: existsSync(chromium) ? fal
         'clean a csv spreadsheet', 'react login form', 'write a rollback plan for a migration'].join('\n'));
       const bench = await page.evaluate(() => window.skillsEditor.bench(20));
       console.log(`chromium: corpus index of ${loaded.skills} skills built in ${loaded.buildMs.toFixed(0)} ms; ` +
-        `lint + rank of the draft for ${bench.requests} requests: median ${bench.median.toFixed(1)} ms, max ${bench.max.toFixed(1)} ms over ${bench.runs} runs: the ${BUDGET_MS} ms budget is ${bench.median <= BUDGET_MS ? 'met' : 'MISSED'}`);
+        `lint + rank of the draft for ${bench.requests} requests: median ${bench.median.toFixed(1)} ms, max ${bench.max.toFixed(1)} ms over ${bench.runs} runs (5 plain searches: ${bench.searchMedian.toFixed(1)} ms): the ${BUDGET_MS} ms budget is ${bench.median <= BUDGET_MS ? 'met' : 'MISSED'}`);
       assert.equal(bench.requests, 5);
       assert.ok(bench.median <= failMs, `median ${bench.median} ms, over ${failMs} ms`);
       await page.screenshot({ path: join(out, 'editor-corpus.png'), fullPage: true });

@@ -73,9 +73,25 @@ pub fn served_name(skill_path: &str) -> Result<&str, String> {
     Ok(last)
 }
 
-/// The listing of a root holding `path` (with `bytes`) and the other `listing` entries.
+/// The listing of a root holding `path` (with `bytes`) and those of the other `listing`
+/// entries that can change its findings: the files of its own folder (a `SKILL.md`'s folder, a
+/// hierarchical file's resource folder). The rest of a large root is left out, so that a check
+/// costs the same in a collection of thousands of skills.
 fn draft_listing(path: &str, size: usize, listing: Vec<Entry>) -> Vec<Entry> {
-    let mut entries: Vec<Entry> = listing.into_iter().filter(|e| e.path != path).collect();
+    let folder = if paths::file_name(path).eq_ignore_ascii_case("skill.md") {
+        paths::parent_dir(path)
+    } else {
+        paths::resource_dir_of_md(path)
+    };
+    let mine = |p: &str| {
+        folder.is_empty()
+            || p.strip_prefix(folder)
+                .is_some_and(|rest| rest.starts_with('/') || rest.is_empty())
+    };
+    let mut entries: Vec<Entry> = listing
+        .into_iter()
+        .filter(|e| e.path != path && mine(&e.path))
+        .collect();
     entries.push(Entry {
         path: path.to_owned(),
         kind: EntryKind::File,
