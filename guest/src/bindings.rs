@@ -46,6 +46,15 @@ impl x::Guest for Component {
     fn shorten(text: String, limit: u32) -> String {
         crate::tiers::shorten(&text, limit as usize)
     }
+
+    fn check_skill(
+        config: t::EngineConfig,
+        path: String,
+        bytes: Vec<u8>,
+        listing: Vec<t::Entry>,
+    ) -> Result<x::SkillCheck, t::Error> {
+        editor::check_skill(config, path, bytes, listing)
+    }
 }
 
 /// The `index` resource: a [`crate::Index`] behind a `RefCell` (resource methods take `&self`;
@@ -298,6 +307,16 @@ impl x::GuestIndex for IndexResource {
             .restore_section(n, count, &bytes)
             .map_err(error)
     }
+
+    fn score_draft(
+        &self,
+        path: String,
+        bytes: Vec<u8>,
+        requests: Vec<String>,
+        limit: u32,
+    ) -> Result<x::DraftRanking, t::Error> {
+        editor::score_draft(&self.0.borrow(), path, bytes, requests, limit)
+    }
 }
 
 fn diagnostic(d: m::Diagnostic) -> t::Diagnostic {
@@ -390,5 +409,91 @@ fn error(e: m::Error) -> t::Error {
         m::Error::ReadFailed(m) => t::Error::ReadFailed(m),
         m::Error::NotReady => t::Error::NotReady,
         m::Error::Other(m) => t::Error::Other(m),
+    }
+}
+
+/// The editor entry points (`check-skill`, `score-draft`): conversions only.
+mod editor {
+    use super::{diagnostic, error, severity, skill, t, x};
+    use crate::index::editor as e;
+    use crate::model as m;
+
+    fn config(c: t::EngineConfig) -> m::EngineConfig {
+        m::EngineConfig {
+            algorithm: match c.algorithm {
+                t::Algorithm::Ranked => m::Algorithm::Ranked,
+                t::Algorithm::Keywords => m::Algorithm::Keywords,
+            },
+            min_score: c.min_score,
+            ambiguity_threshold: c.ambiguity_threshold,
+            max_results: c.max_results,
+        }
+    }
+
+    fn entry(e: t::Entry) -> m::Entry {
+        m::Entry {
+            path: e.path,
+            kind: match e.kind {
+                t::EntryKind::File => m::EntryKind::File,
+                t::EntryKind::Directory => m::EntryKind::Directory,
+                t::EntryKind::Symlink => m::EntryKind::Symlink,
+            },
+            size: e.size,
+        }
+    }
+
+    pub fn check_skill(
+        c: t::EngineConfig,
+        path: String,
+        bytes: Vec<u8>,
+        listing: Vec<t::Entry>,
+    ) -> Result<x::SkillCheck, t::Error> {
+        let listing = listing.into_iter().map(entry).collect();
+        e::check_skill(&config(c), &path, &bytes, listing)
+            .map(|c| x::SkillCheck {
+                skill: c.skill.map(skill),
+                worst: c.worst.map(severity),
+                diagnostics: c.diagnostics.into_iter().map(diagnostic).collect(),
+                frontmatter_json: c.frontmatter_json,
+                served_name: c.served_name,
+                served_description: c.served_description,
+            })
+            .map_err(error)
+    }
+
+    pub fn score_draft(
+        index: &crate::Index,
+        path: String,
+        bytes: Vec<u8>,
+        requests: Vec<String>,
+        limit: u32,
+    ) -> Result<x::DraftRanking, t::Error> {
+        index
+            .score_draft(&path, &bytes, &requests, limit)
+            .map(|r| x::DraftRanking {
+                skill_path: r.skill_path,
+                replaces: r.replaces,
+                requests: r
+                    .requests
+                    .into_iter()
+                    .map(|d| x::DraftRank {
+                        request: d.request,
+                        score: d.score,
+                        rank: d.rank,
+                        matching: d.matching,
+                        matched: d.matched,
+                        above: d
+                            .above
+                            .into_iter()
+                            .map(|a| x::Rival {
+                                skill_path: a.skill_path,
+                                name: a.name,
+                                score: a.score,
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            })
+            .map_err(error)
     }
 }

@@ -1467,3 +1467,5 @@ pub fn check_query(query: &str) -> Result<(), Error> {
 mod tests;
 
 mod snapshot;
+
+pub mod editor;

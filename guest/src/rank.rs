@@ -72,6 +72,9 @@ use crate::text::{Analyzer, JOINED, Term, analyze};
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
+mod draft;
+pub use draft::{Draft, DraftScore, WithDraft};
+
 /// The searchable text of one skill, extracted at index time (bodies are not kept).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SearchDoc {
@@ -853,6 +856,31 @@ impl Builder {
     }
 }
 
+/// [`SearchIndex::finalise`] for a request of ceiling `max` and `q_words` word slots.
+fn finalise_with(
+    params: &Params,
+    max: f64,
+    q_words: usize,
+    raw: f64,
+    pair: f64,
+    words: u32,
+) -> (f64, f64, f64, f64) {
+    let describing = words / DESCRIBING_WORD;
+    let all = describing + words % DESCRIBING_WORD;
+    let share = if max > 0.0 {
+        ((raw + pair) / max).max(0.0)
+    } else {
+        0.0
+    };
+    let coverage = share.min(1.0);
+    let evidence = if q_words >= 2 && (all <= 1 || describing == 0) {
+        params.single_word_factor
+    } else {
+        1.0
+    };
+    (coverage * evidence, coverage, evidence, share * evidence)
+}
+
 /// The first 8 bytes of `s`, big-endian, zero-padded: comparing keys orders strings as
 /// comparing the strings does, except that equal keys need the full comparison.
 fn prefix_key(s: &str) -> u64 {
@@ -1452,20 +1480,7 @@ impl SearchIndex {
     /// Coverage is `(raw + pair) / max`, capped at 1; the sort key is the same value uncapped
     /// (times the evidence factor), so that the rare skills past the cap keep their order.
     fn finalise(&self, q: &Query, raw: f64, pair: f64, words: u32) -> (f64, f64, f64, f64) {
-        let describing = words / DESCRIBING_WORD;
-        let all = describing + words % DESCRIBING_WORD;
-        let share = if q.max > 0.0 {
-            ((raw + pair) / q.max).max(0.0)
-        } else {
-            0.0
-        };
-        let coverage = share.min(1.0);
-        let evidence = if q.words >= 2 && (all <= 1 || describing == 0) {
-            self.params.single_word_factor
-        } else {
-            1.0
-        };
-        (coverage * evidence, coverage, evidence, share * evidence)
+        finalise_with(&self.params, q.max, q.words, raw, pair, words)
     }
 
     /// Whether `doc` holds vocabulary term `term`.

@@ -1,0 +1,324 @@
+// @skills-mcp/engine: the skills-mcp engine component for JavaScript (Node and browsers).
+//
+// The engine holds every rule about skills; this file only hands it listings and file bytes
+// and converts its answers to plain JavaScript (numbers, no BigInt; errors as EngineError).
+// See ../../docs/javascript.md.
+import { instantiate } from '../dist/engine/skills_engine.js';
+import { wasiImports } from './wasi.js';
+
+const CORE_FILES = ['skills_engine.core.wasm', 'skills_engine.core2.wasm', 'skills_engine.core3.wasm'];
+
+/** Default engine settings (the `matching` section's defaults). */
+export const DEFAULT_CONFIG = Object.freeze({
+  algorithm: 'ranked',
+  minScore: 0.2,
+  ambiguityThreshold: 0.1,
+  maxResults: 3,
+});
+
+/** An error the engine reported (`kind` is the WIT `error` case), or a trap (`kind: 'trap'`). */
+export class EngineError extends Error {
+  constructor(kind, message, detail) {
+    super(message);
+    this.name = 'EngineError';
+    this.kind = kind;
+    if (detail !== undefined) this.detail = detail;
+  }
+}
+
+/** BigInt -> number, recursively (u64 sizes are far below 2^53). */
+function plain(v) {
+  if (typeof v === 'bigint') return Number(v);
+  if (Array.isArray(v)) return v.map(plain);
+  if (v instanceof Uint8Array) return v;
+  if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
+    const out = {};
+    for (const [k, x] of Object.entries(v)) out[k] = plain(x);
+    return out;
+  }
+  return v;
+}
+
+function engineError(e) {
+  const p = e && Object.prototype.hasOwnProperty.call(e, 'payload') ? e.payload : undefined;
+  if (p && typeof p === 'object' && typeof p.tag === 'string') {
+    const val = plain(p.val);
+    let message;
+    if (p.tag === 'too-large') message = `${val.path} is ${val.size} bytes, over the limit of ${val.limit} bytes`;
+    else if (p.tag === 'not-ready') message = 'the index is not finished';
+    else message = String(val);
+    return new EngineError(p.tag, message, p.tag === 'too-large' ? val : undefined);
+  }
+  return null;
+}
+
+function toBytes(data) {
+  if (typeof data === 'string') return new TextEncoder().encode(data);
+  if (data instanceof Uint8Array) return data;
+  if (ArrayBuffer.isView(data)) return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  throw new TypeError('file contents must be a string, a Uint8Array or an ArrayBuffer');
+}
+
+function toConfig(config = {}) {
+  const c = { ...DEFAULT_CONFIG, ...config };
+  return {
+    algorithm: c.algorithm,
+    minScore: c.minScore,
+    ambiguityThreshold: c.ambiguityThreshold,
+    maxResults: c.maxResults,
+  };
+}
+
+function toEntries(entries) {
+  return entries.map((e) => ({ path: e.path, kind: e.kind ?? 'file', size: BigInt(e.size ?? 0) }));
+}
+
+async function loadCoreModules() {
+  const base = new URL('../dist/engine/', import.meta.url);
+  if (base.protocol === 'file:') {
+    const { readFile } = await import('node:fs/promises');
+    return Promise.all(CORE_FILES.map(async (f) => WebAssembly.compile(await readFile(new URL(f, base)))));
+  }
+  return Promise.all(CORE_FILES.map((f) => WebAssembly.compileStreaming(fetch(new URL(f, base)))));
+}
+
+/**
+ * Load the engine: compile its core modules once and make an instance.
+ * @param {{ onStderr?: (line: string) => void, onRestart?: (why: Error) => void,
+ *   wrapFiles?: (read: Function) => Function }} [options] `wrapFiles` is for tests: it wraps
+ *   the engine's `files.read` import (to inject faults past the package's own guard).
+ */
+export async function loadEngine(options = {}) {
+  const modules = await loadCoreModules();
+  return new Engine(Object.fromEntries(CORE_FILES.map((f, i) => [f, modules[i]])), options);
+}
+
+/** The engine: an instance of the component, remade after a trap. */
+export class Engine {
+  #modules;
+  #options;
+  #exports = null;
+  #generation = 0;
+  #restarts = 0;
+  /** The index whose `files.read` calls are being answered. */
+  #current = null;
+
+  constructor(modules, options = {}) {
+    this.#modules = modules;
+    this.#options = options;
+    this.#instantiate();
+  }
+
+  #instantiate() {
+    const imports = wasiImports(this.#options.onStderr);
+    const files = {
+      // The engine's `files.read`: never throws (a throw would unwind through the engine); a
+      // failing read is the WIT error, which costs only that call.
+      read: (root, path) => {
+        try {
+          const index = this.#current;
+          if (!index) return { tag: 'err', val: 'no index is being queried' };
+          return { tag: 'ok', val: index._read(root, path) };
+        } catch (e) {
+          return { tag: 'err', val: String(e && e.message ? e.message : e) };
+        }
+      },
+    };
+    if (this.#options.wrapFiles) files.read = this.#options.wrapFiles(files.read);
+    imports['skills-mcp:engine/files'] = files;
+    imports['skills-mcp:engine/files@0.1.0'] = files;
+    const instance = instantiate((name) => this.#modules[name], imports);
+    this.#exports = instance.engine ?? instance['skills-mcp:engine/engine@0.1.0'] ?? instance['skills-mcp:engine/engine'];
+    this.#generation += 1;
+  }
+
+  /** How many times a trap made the engine start a fresh instance. */
+  get restarts() { return this.#restarts; }
+
+  /** @internal */
+  get _generation() { return this.#generation; }
+
+  /** @internal Run `f(exports)` for `index` (or none); engine errors become EngineError, a trap a fresh instance. */
+  _call(index, f) {
+    const previous = this.#current;
+    this.#current = index;
+    try {
+      return plain(f(this.#exports));
+    } catch (e) {
+      const known = engineError(e);
+      if (known) throw known;
+      // A trap, or an exception that unwound through the engine (its state is then
+      // inconsistent: the next call would panic): this instance is done. Like the native host,
+      // answer this call with an error and go on with a fresh instance.
+      this.#restarts += 1;
+      this.#instantiate();
+      this.#options.onRestart?.(e);
+      throw new EngineError('trap', `the engine trapped (${e && e.message ? e.message : e}); it was restarted on a fresh instance, indexes are rebuilt on their next use`);
+    } finally {
+      this.#current = previous;
+    }
+  }
+
+  /** How hosts must walk a root (numbers). */
+  walkPolicy() {
+    return this._call(null, (x) => x.getWalkPolicy());
+  }
+
+  /** Check a relative file argument; returns it, or throws `invalid-path`. */
+  validateRelativePath(path) {
+    return this._call(null, (x) => x.validateRelativePath(path));
+  }
+
+  /**
+   * Check one skill file from its contents, without an index.
+   * @param {string} path path relative to its root (`pdf/SKILL.md`, `ui/react/forms.md`)
+   * @param {string|Uint8Array} contents
+   * @param {{ listing?: Array<{path: string, kind?: string, size?: number}>, config?: object }} [options]
+   */
+  checkSkill(path, contents, options = {}) {
+    const bytes = toBytes(contents);
+    const listing = toEntries(options.listing ?? []);
+    return this._call(null, (x) => x.checkSkill(toConfig(options.config), path, bytes, listing));
+  }
+
+  /**
+   * Build an index of `roots` (lowest precedence first).
+   * @param {Array<Root>} roots each `{name, entries, read}`; `read(path)` returns the bytes
+   *   (string or Uint8Array) synchronously (the engine reads bodies on demand during queries)
+   * @param {object} [config] engine settings (DEFAULT_CONFIG)
+   */
+  buildIndex(roots, config = {}) {
+    return new Index(this, roots, toConfig(config));
+  }
+}
+
+/** Most bytes handed over in one `add-files` batch. */
+const BATCH_BYTES = 256 * 1024;
+
+/** A finished index of some roots. */
+export class Index {
+  #engine;
+  #roots;
+  #config;
+  #handle = null;
+  #generation = 0;
+  /** Files that could not be read while building: `{root, path, error}`. */
+  readErrors = [];
+
+  constructor(engine, roots, config) {
+    this.#engine = engine;
+    this.#roots = roots.map((r) => ({ name: String(r.name ?? ''), entries: r.entries ?? [], read: r.read }));
+    this.#config = config;
+    this.#build();
+  }
+
+  /** @internal */
+  _read(root, path) {
+    const r = this.#roots[root];
+    if (!r) throw new Error(`no root ${root}`);
+    return toBytes(r.read(path));
+  }
+
+  #build() {
+    this.readErrors = [];
+    this.#handle = null;
+    const handle = this.#engine._call(this, (x) => new x.Index(this.#config));
+    this.#generation = this.#engine._generation;
+    this.#roots.forEach((root, id) => {
+      const wanted = this.#engine._call(this, () => handle.addRoot(root.name, toEntries(root.entries)));
+      let batch = [];
+      let size = 0;
+      const flush = () => {
+        if (batch.length) {
+          const files = batch;
+          this.#engine._call(this, () => handle.addFiles(id, files));
+        }
+        batch = [];
+        size = 0;
+      };
+      for (const path of wanted) {
+        let bytes;
+        try {
+          bytes = toBytes(root.read(path));
+        } catch (e) {
+          // left out: the engine reports it as never supplied
+          this.readErrors.push({ root: id, path, error: String(e && e.message ? e.message : e) });
+          continue;
+        }
+        batch.push({ path, bytes });
+        size += bytes.length;
+        if (size >= BATCH_BYTES) flush();
+      }
+      flush();
+    });
+    this.#engine._call(this, () => handle.finish());
+    this.#handle = handle;
+  }
+
+  #call(f) {
+    if (this.#handle === null || this.#generation !== this.#engine._generation) this.#build();
+    const handle = this.#handle;
+    return this.#engine._call(this, () => f(handle));
+  }
+
+  /** Number of skills. */
+  get size() { return this.#call((h) => h.len()); }
+  /** Ranked results, best first: `{skillPath, name, description, score, matched}`. */
+  search(query, limit = 10) { return this.#call((h) => h.search(query, limit)); }
+  /** Per-field, per-term account of one skill's score for a query. */
+  explain(query, skillPath) { return this.#call((h) => h.explain(query, skillPath)); }
+  /** Route a request: `{outcome: 'no-match'}`, `{outcome: 'ambiguous', candidates}` or `{outcome: 'matched', hit}`. */
+  route(context) {
+    const o = this.#call((h) => h.route(context));
+    if (o.tag === 'matched') return { outcome: 'matched', hit: o.val };
+    if (o.tag === 'ambiguous') return { outcome: 'ambiguous', candidates: o.val };
+    return { outcome: 'no-match' };
+  }
+  /** Content with inheritance applied, and every asset and script. */
+  resolve(skillPath) { return this.#call((h) => h.resolve(skillPath)); }
+  /** One skill by skill path or unique name. */
+  get(pathOrName) { return this.#call((h) => h.get(pathOrName)); }
+  /** Closest skill paths to a mistyped one. */
+  suggest(pathOrName, limit = 3) { return this.#call((h) => h.suggest(pathOrName, limit)); }
+  /** Every skill, sorted by skill path. */
+  skills() { return this.#call((h) => h.skills()); }
+  /** A page of `{skillPath, name, description}`. */
+  summaries(start = 0, count = 100) { return this.#call((h) => h.summaries(start, count)); }
+  /** The skill tree (flattened; `children` are indexes), optionally below `path`. */
+  list(path) { return this.#call((h) => h.tree(path)); }
+  /** Which file an asset or script request refers to. */
+  locateAsset(skillPath, file) { return this.#call((h) => h.locateAsset(skillPath, file)); }
+  /** Every file of a skill, `SKILL.md` first. */
+  manifest(skillPath) { return this.#call((h) => h.manifest(skillPath)); }
+  /** The `SKILL.md` the Skills extension serves (generated for a hierarchical skill), as text. */
+  skillMd(skillPath) { return new TextDecoder().decode(this.#call((h) => h.skillMd(skillPath))); }
+  /** Every examined file with its findings (what `skills-mcp validate` prints). */
+  lint() { return this.#call((h) => h.reports()); }
+  /** Only the findings. */
+  diagnostics() { return this.#call((h) => h.diagnostics()); }
+  /**
+   * Rank a draft skill among this collection for each request, as if it were added to it
+   * (replacing the skill of the same path), without rebuilding it.
+   */
+  scoreDraft(path, contents, requests, limit = 10) {
+    const bytes = toBytes(contents);
+    return this.#call((h) => h.scoreDraft(path, bytes, requests, limit));
+  }
+}
+
+/**
+ * A root held in memory: `files` is `[{path, text}]` or `[{path, bytes}]` (paths relative,
+ * `/`-separated). Folders are derived by the engine from the file paths.
+ */
+export function fromFiles(name, files) {
+  const byPath = new Map(files.map((f) => [f.path, f.bytes ?? f.text ?? '']));
+  return {
+    name,
+    entries: files.map((f) => ({ path: f.path, kind: 'file', size: toBytes(byPath.get(f.path)).length })),
+    read(path) {
+      if (!byPath.has(path)) throw new Error(`${path}: no such file`);
+      return byPath.get(path);
+    },
+  };
+}
