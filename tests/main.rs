@@ -8,5 +8,6 @@ mod component;
 mod git;
 mod index_cache;
 mod mcp;
+mod protocol;
 mod runtime;
 mod scripts;

@@ -11,5 +11,6 @@ pub mod config;
 pub mod git;
 pub mod index_cache;
 pub mod mcp;
+pub mod output;
 pub mod runtime;
 pub mod scripts;
