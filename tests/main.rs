@@ -9,5 +9,6 @@ mod git;
 mod index_cache;
 mod inputs;
 mod mcp;
+mod protocol;
 mod runtime;
 mod scripts;

@@ -144,7 +144,9 @@ pub fn walk(root: &Path) -> Vec<Entry> {
 /// The files the engine reads to index `root` (asked once, outside any timing).
 pub fn files_to_read(corpus: &Corpus) -> Vec<String> {
     let mut index = Index::default();
-    index.add_root(&corpus.name, walk(&corpus.root))
+    index
+        .add_root(&corpus.name, walk(&corpus.root))
+        .expect("a valid listing")
 }
 
 /// The floor: walk `root` (as [`walk`]) and read every file in `to_read`. Returns the bytes
@@ -165,19 +167,23 @@ pub fn floor_walk_read(root: &Path, to_read: &[String]) -> u64 {
 pub fn native_index(corpus: &Corpus) -> Index {
     let mut index = Index::default();
     let listing = walk(&corpus.root);
-    let to_read = index.add_root(&corpus.name, listing);
+    let to_read = index
+        .add_root(&corpus.name, listing)
+        .expect("a valid listing");
     let mut batch = Vec::with_capacity(BATCH);
     for path in to_read {
         let bytes = fs::read(corpus.root.join(&path)).unwrap_or_default();
         batch.push(FileData { path, bytes });
         if batch.len() == BATCH {
-            index.add_files(0, std::mem::take(&mut batch));
+            index
+                .add_files(0, std::mem::take(&mut batch))
+                .expect("the files asked for");
         }
     }
     if !batch.is_empty() {
-        index.add_files(0, batch);
+        index.add_files(0, batch).expect("the files asked for");
     }
-    index.finish();
+    index.finish().expect("finished once");
     index
 }
 

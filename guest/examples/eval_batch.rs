@@ -73,7 +73,9 @@ fn build_stats(root: &Path, reps: usize) {
         let base = LIVE.load(Relaxed);
         PEAK.store(base, Relaxed);
         let mut index = Index::new(EngineConfig::default());
-        let wanted = index.add_root("root", entries.clone());
+        let wanted = index
+            .add_root("root", entries.clone())
+            .expect("a valid listing");
         let mut batch = Vec::new();
         let mut bytes = 0;
         for p in wanted {
@@ -83,13 +85,15 @@ fn build_stats(root: &Path, reps: usize) {
             bytes += b.len();
             batch.push(FileData { path: p, bytes: b });
             if bytes >= 2 * 1024 * 1024 || batch.len() >= 256 {
-                index.add_files(0, std::mem::take(&mut batch));
+                index
+                    .add_files(0, std::mem::take(&mut batch))
+                    .expect("the files asked for");
                 bytes = 0;
             }
         }
-        index.add_files(0, batch);
+        index.add_files(0, batch).expect("the files asked for");
         before_finish = LIVE.load(Relaxed) - base;
-        index.finish();
+        index.finish().expect("finished once");
         times.push(t.elapsed().as_secs_f64() * 1e3);
         peak = PEAK.load(Relaxed) - base;
         retained = LIVE.load(Relaxed) - base;
@@ -176,7 +180,7 @@ fn build_index(root: &Path) -> Index {
     let mut entries = Vec::new();
     listing(root, root, &mut entries);
     let mut index = Index::new(EngineConfig::default());
-    let wanted = index.add_root("root", entries);
+    let wanted = index.add_root("root", entries).expect("a valid listing");
     let files: Vec<FileData> = wanted
         .into_iter()
         .filter_map(|p| {
@@ -185,8 +189,8 @@ fn build_index(root: &Path) -> Index {
                 .map(|bytes| FileData { path: p, bytes })
         })
         .collect();
-    index.add_files(0, files);
-    index.finish();
+    index.add_files(0, files).expect("the files asked for");
+    index.finish().expect("finished once");
     index
 }
 

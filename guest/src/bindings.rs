@@ -10,6 +10,7 @@
 #![allow(unsafe_code)]
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
 use crate::model as m;
 
@@ -59,7 +60,45 @@ impl x::Guest for Component {
 
 /// The `index` resource: a [`crate::Index`] behind a `RefCell` (resource methods take `&self`;
 /// a component instance is single-threaded).
-struct IndexResource(RefCell<crate::Index>);
+///
+/// No `RefCell` borrow is ever held across a call of an import (`files.read`): a host whose
+/// import unwinds instead of returning (a JavaScript `read` that throws) skips the guest's
+/// destructors, and a borrow left behind would make every later call panic. Queries clone the
+/// `Rc` out of the cell and release the borrow before running; at worst an unwound call leaks
+/// one `Rc` count. Build calls take the index mutably for their duration only, and none of
+/// them calls an import.
+struct IndexResource(RefCell<Rc<crate::Index>>);
+
+impl IndexResource {
+    /// The index for a query (no borrow outlives this call).
+    fn get(&self) -> Rc<crate::Index> {
+        Rc::clone(&self.0.borrow())
+    }
+
+    /// Run a build call (`add-root`, `add-files`, `finish`, `restore-section`) on the index.
+    fn build<R>(
+        &self,
+        call: &str,
+        f: impl FnOnce(&mut crate::Index) -> Result<R, m::Error>,
+    ) -> Result<R, t::Error> {
+        let mut slot = self.0.borrow_mut();
+        match Rc::get_mut(&mut slot) {
+            Some(index) => f(index).map_err(error),
+            // Only an unwound query leaves another `Rc` behind, and queries read only once the
+            // index is finished, when every build call is refused anyway: say why.
+            None => Err(error(slot.check_building(call).err().unwrap_or_else(
+                || m::Error::Other(format!("{call}: the index is in use")),
+            ))),
+        }
+    }
+
+    /// Like [`Self::get`], for the queries that answer nothing useful before `finish`.
+    fn ready(&self) -> Result<Rc<crate::Index>, t::Error> {
+        let index = self.get();
+        index.ready().map_err(error)?;
+        Ok(index)
+    }
+}
 
 /// `model::Files` over the imported `files.read`.
 struct HostFiles;
@@ -81,10 +120,10 @@ impl x::GuestIndex for IndexResource {
             ambiguity_threshold: config.ambiguity_threshold,
             max_results: config.max_results,
         };
-        IndexResource(RefCell::new(crate::Index::new(config)))
+        IndexResource(RefCell::new(Rc::new(crate::Index::new(config))))
     }
 
-    fn add_root(&self, name: String, listing: Vec<t::Entry>) -> Vec<String> {
+    fn add_root(&self, name: String, listing: Vec<t::Entry>) -> Result<Vec<String>, t::Error> {
         let listing = listing
             .into_iter()
             .map(|e| m::Entry {
@@ -97,10 +136,10 @@ impl x::GuestIndex for IndexResource {
                 size: e.size,
             })
             .collect();
-        self.0.borrow_mut().add_root(&name, listing)
+        self.build("add-root", |index| index.add_root(&name, listing))
     }
 
-    fn add_files(&self, root: u32, files: Vec<t::FileData>) {
+    fn add_files(&self, root: u32, files: Vec<t::FileData>) -> Result<(), t::Error> {
         let files = files
             .into_iter()
             .map(|f| m::FileData {
@@ -108,24 +147,24 @@ impl x::GuestIndex for IndexResource {
                 bytes: f.bytes,
             })
             .collect();
-        self.0.borrow_mut().add_files(root, files)
+        self.build("add-files", |index| index.add_files(root, files))
     }
 
-    fn finish(&self) {
-        self.0.borrow_mut().finish()
+    fn finish(&self) -> Result<(), t::Error> {
+        self.build("finish", crate::Index::finish)
     }
 
-    fn len(&self) -> u32 {
-        u32::try_from(self.0.borrow().len()).unwrap_or(u32::MAX)
+    fn len(&self) -> Result<u32, t::Error> {
+        Ok(u32::try_from(self.ready()?.len()).unwrap_or(u32::MAX))
     }
 
-    fn skills(&self) -> Vec<t::SkillInfo> {
-        self.0.borrow().skills().into_iter().map(skill).collect()
+    fn skills(&self) -> Result<Vec<t::SkillInfo>, t::Error> {
+        Ok(self.ready()?.skills().into_iter().map(skill).collect())
     }
 
     fn catalogue(&self, budget: u32) -> Result<t::Catalogue, t::Error> {
         let (text, tier) =
-            crate::tiers::index_catalogue(&self.0.borrow(), budget as usize).map_err(error)?;
+            crate::tiers::index_catalogue(&self.ready()?, budget as usize).map_err(error)?;
         Ok(t::Catalogue {
             text,
             tier: match tier {
@@ -137,36 +176,37 @@ impl x::GuestIndex for IndexResource {
         })
     }
 
-    fn summaries(&self, start: u32, count: u32) -> Vec<t::SkillSummary> {
-        crate::views::summaries(&self.0.borrow(), start as usize, count as usize)
-            .into_iter()
-            .map(|s| t::SkillSummary {
-                skill_path: s.skill_path,
-                name: s.name,
-                description: s.description,
-            })
-            .collect()
+    fn summaries(&self, start: u32, count: u32) -> Result<Vec<t::SkillSummary>, t::Error> {
+        let index = self.ready()?;
+        Ok(
+            crate::views::summaries(&index, start as usize, count as usize)
+                .into_iter()
+                .map(|s| t::SkillSummary {
+                    skill_path: s.skill_path,
+                    name: s.name,
+                    description: s.description,
+                })
+                .collect(),
+        )
     }
 
     fn get(&self, path_or_name: String) -> Result<t::SkillInfo, t::Error> {
-        self.0.borrow().get(&path_or_name).map(skill).map_err(error)
+        self.get().get(&path_or_name).map(skill).map_err(error)
     }
 
-    fn suggest(&self, path_or_name: String, limit: u32) -> Vec<String> {
-        self.0.borrow().suggest(&path_or_name, limit)
+    fn suggest(&self, path_or_name: String, limit: u32) -> Result<Vec<String>, t::Error> {
+        Ok(self.ready()?.suggest(&path_or_name, limit))
     }
 
     fn search(&self, query: String, limit: u32) -> Result<Vec<t::SearchHit>, t::Error> {
-        self.0
-            .borrow()
+        self.get()
             .search(&query, limit)
             .map(|hits| hits.into_iter().map(hit).collect())
             .map_err(error)
     }
 
     fn explain(&self, query: String, skill_path: String) -> Result<t::Explanation, t::Error> {
-        self.0
-            .borrow()
+        self.get()
             .explain(&query, &skill_path)
             .map(|e| t::Explanation {
                 skill_path: e.skill_path,
@@ -186,8 +226,7 @@ impl x::GuestIndex for IndexResource {
     }
 
     fn route(&self, context: String) -> Result<t::RouteOutcome, t::Error> {
-        self.0
-            .borrow()
+        self.get()
             .route(&context)
             .map(|o| match o {
                 m::RouteOutcome::NoMatch => t::RouteOutcome::NoMatch,
@@ -200,8 +239,7 @@ impl x::GuestIndex for IndexResource {
     }
 
     fn resolve(&self, skill_path: String) -> Result<t::ResolvedSkill, t::Error> {
-        self.0
-            .borrow()
+        self.get()
             .resolve(&HostFiles, &skill_path)
             .map(|r| t::ResolvedSkill {
                 skill_path: r.skill_path,
@@ -215,8 +253,7 @@ impl x::GuestIndex for IndexResource {
     }
 
     fn locate_asset(&self, skill_path: String, file: String) -> Result<t::AssetLocation, t::Error> {
-        self.0
-            .borrow()
+        self.get()
             .locate_asset(&skill_path, &file)
             .map(|l| t::AssetLocation {
                 asset: asset(l.asset),
@@ -227,8 +264,7 @@ impl x::GuestIndex for IndexResource {
     }
 
     fn tree(&self, path: Option<String>) -> Result<Vec<t::TreeNode>, t::Error> {
-        self.0
-            .borrow()
+        self.get()
             .tree(path.as_deref())
             .map(|nodes| {
                 nodes
@@ -245,8 +281,7 @@ impl x::GuestIndex for IndexResource {
     }
 
     fn manifest(&self, skill_path: String) -> Result<Vec<t::ManifestFile>, t::Error> {
-        self.0
-            .borrow()
+        self.get()
             .manifest(&skill_path)
             .map(|files| {
                 files
@@ -263,15 +298,12 @@ impl x::GuestIndex for IndexResource {
     }
 
     fn skill_md(&self, skill_path: String) -> Result<Vec<u8>, t::Error> {
-        self.0
-            .borrow()
-            .skill_md(&HostFiles, &skill_path)
-            .map_err(error)
+        self.get().skill_md(&HostFiles, &skill_path).map_err(error)
     }
 
-    fn reports(&self) -> Vec<t::FileReport> {
-        self.0
-            .borrow()
+    fn reports(&self) -> Result<Vec<t::FileReport>, t::Error> {
+        Ok(self
+            .ready()?
             .reports()
             .into_iter()
             .map(|r| t::FileReport {
@@ -281,31 +313,30 @@ impl x::GuestIndex for IndexResource {
                 worst: r.worst.map(severity),
                 diagnostics: r.diagnostics.into_iter().map(diagnostic).collect(),
             })
-            .collect()
+            .collect())
     }
 
-    fn diagnostics(&self) -> Vec<t::Diagnostic> {
-        self.0
-            .borrow()
+    fn diagnostics(&self) -> Result<Vec<t::Diagnostic>, t::Error> {
+        Ok(self
+            .ready()?
             .diagnostics()
             .into_iter()
             .map(diagnostic)
-            .collect()
+            .collect())
     }
 
     fn snapshot_sections(&self) -> Result<u32, t::Error> {
-        self.0.borrow().snapshot_sections().map_err(error)
+        self.get().snapshot_sections().map_err(error)
     }
 
     fn snapshot_section(&self, n: u32) -> Result<Vec<u8>, t::Error> {
-        self.0.borrow().snapshot_section(n).map_err(error)
+        self.get().snapshot_section(n).map_err(error)
     }
 
     fn restore_section(&self, n: u32, count: u32, bytes: Vec<u8>) -> Result<(), t::Error> {
-        self.0
-            .borrow_mut()
-            .restore_section(n, count, &bytes)
-            .map_err(error)
+        self.build("restore-section", |index| {
+            index.restore_section(n, count, &bytes)
+        })
     }
 
     fn score_draft(
@@ -315,7 +346,7 @@ impl x::GuestIndex for IndexResource {
         requests: Vec<String>,
         limit: u32,
     ) -> Result<x::DraftRanking, t::Error> {
-        editor::score_draft(&self.0.borrow(), path, bytes, requests, limit)
+        editor::score_draft(&self.get(), path, bytes, requests, limit)
     }
 }
 

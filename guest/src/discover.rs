@@ -17,8 +17,9 @@
 //!   it is not read, with a warning.
 //! - Files larger than the walk policy's `max_skill_file_bytes` are not read (warning with
 //!   the size); symbolic links are never followed (info); entries below a skipped folder
-//!   name (`.git`, `node_modules`) are dropped; entries whose path is not a clean relative
-//!   path are dropped with a warning. Hidden folders are NOT skipped (`.curated`, `.system`
+//!   name (`.git`, `node_modules`) are dropped. A listing with an entry whose path is not a
+//!   clean relative path, a path listed twice, or a path that is both a file and a folder is
+//!   refused as a whole (the error names the entry): the host's walk is wrong. Hidden folders are NOT skipped (`.curated`, `.system`
 //!   hold real skills).
 
 use std::collections::{BTreeMap, HashSet};
@@ -180,7 +181,11 @@ fn is_skill_file_name(name: &str) -> bool {
 }
 
 /// Apply the discovery rules (module docs) to a root's listing.
-pub fn discover(entries: Vec<Entry>, policy: &WalkPolicy) -> Discovery {
+///
+/// A listing entry whose path is not a clean relative path, a path listed twice, or a path
+/// listed both as a file and as a folder is refused: `Err` naming it (the host's walk is
+/// wrong, and guessing would hide it).
+pub fn discover(entries: Vec<Entry>, policy: &WalkPolicy) -> Result<Discovery, String> {
     let mut out = Discovery::default();
     let note = |out: &mut Discovery, path: &str, severity: Severity, message: String| {
         out.notes
@@ -193,18 +198,10 @@ pub fn discover(entries: Vec<Entry>, policy: &WalkPolicy) -> Discovery {
     let mut dirs: HashSet<Box<str>> = HashSet::new();
     for e in entries {
         if let Err(why) = paths::validate_relative(&e.path) {
-            let shown = if e.path.is_empty() {
-                "(empty)"
-            } else {
-                e.path.as_str()
-            };
-            note(
-                &mut out,
-                shown,
-                Severity::Warning,
-                format!("listing entry ignored: {why}"),
-            );
-            continue;
+            return Err(format!(
+                "listing entry {:?} is not a clean relative path: {why}",
+                e.path
+            ));
         }
         let folders = match e.kind {
             EntryKind::Directory => e.path.as_str(),
@@ -229,13 +226,23 @@ pub fn discover(entries: Vec<Entry>, policy: &WalkPolicy) -> Discovery {
                         "a folder named like a skill file: a skill file must be a regular file; it is not a skill".into(),
                     );
                 }
-                dirs.insert(e.path.into_boxed_str());
+                if !dirs.insert(e.path.clone().into_boxed_str()) {
+                    return Err(format!("listing entry {:?} is listed twice", e.path));
+                }
             }
             EntryKind::File => files.push((e.path.into_boxed_str(), e.size)),
         }
     }
     files.sort_unstable_by(|a, b| bytes::cmp_str(&a.0, &b.0).then(a.1.cmp(&b.1)));
-    files.dedup_by(|a, b| bytes::eq_str(&a.0, &b.0));
+    if let Some(w) = files.windows(2).find(|w| bytes::eq_str(&w[0].0, &w[1].0)) {
+        return Err(format!("listing entry {:?} is listed twice", &*w[0].0));
+    }
+    if let Some((f, _)) = files.iter().find(|(f, _)| dirs.contains(&**f)) {
+        return Err(format!(
+            "listing entry {:?} is listed both as a file and as a folder",
+            &**f
+        ));
+    }
     // Every folder holding a file is a folder (files of one folder are neighbours once sorted).
     let mut last_parent: Option<&str> = None;
     for (f, _) in &files {
@@ -378,7 +385,7 @@ pub fn discover(entries: Vec<Entry>, policy: &WalkPolicy) -> Discovery {
         dirs,
         skill_folders,
     };
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -451,7 +458,8 @@ mod tests {
                 },
             ],
             &policy(),
-        );
+        )
+        .expect("a valid listing");
         assert_eq!(
             read_list(&d),
             vec![
@@ -503,10 +511,10 @@ mod tests {
                 file("dup/skill.md", 1),
                 file("x.md", 1),
                 file("x/SKILL.md", 1),
-                file("../escape.md", 1),
             ],
             &policy(),
-        );
+        )
+        .expect("a valid listing");
         assert_eq!(
             read_list(&d),
             vec![("dup/SKILL.md", true), ("x/SKILL.md", true)]
@@ -523,7 +531,6 @@ mod tests {
                 .contains("plain resource")
         );
         assert!(d.notes["x.md"][0].message.contains("already defined"));
-        assert!(d.notes["../escape.md"][0].message.contains("traversal"));
         // The too-large skill still owns its folder.
         assert_eq!(d.listing.owner("big/notes.md"), Some("big"));
     }
@@ -538,7 +545,8 @@ mod tests {
                 file("sub/a.txt", 1),
             ],
             &policy(),
-        );
+        )
+        .expect("a valid listing");
         assert_eq!(
             read_list(&d),
             vec![("SKILL.md", true), ("sub/SKILL.md", true)]
@@ -569,7 +577,8 @@ mod tests {
                 file("ab/x.md", 1),
             ],
             &policy(),
-        );
+        )
+        .expect("a valid listing");
         assert!(d.listing.is_dir("a"));
         assert!(d.listing.is_dir("ab"));
         assert!(!d.listing.is_dir("b"));
@@ -589,7 +598,8 @@ mod tests {
                 file("x/SKILL.md/inner.txt", 1),
             ],
             &policy(),
-        );
+        )
+        .expect("a valid listing");
         assert!(read_list(&d).iter().all(|(p, _)| *p != "x/SKILL.md"));
         let notes = &d.notes["x/SKILL.md"];
         assert_eq!(notes[0].severity, Severity::Warning);
@@ -597,5 +607,45 @@ mod tests {
             notes[0].message.contains("must be a regular file"),
             "{notes:?}"
         );
+    }
+
+    /// Issue 14: a bad listing entry is refused, naming it, instead of being dropped.
+    #[test]
+    fn bad_listing_entries_are_refused_naming_them() {
+        let dir = |p: &str| Entry {
+            path: p.into(),
+            kind: EntryKind::Directory,
+            size: 0,
+        };
+        let cases: Vec<(Vec<Entry>, &str, &str)> = vec![
+            (
+                vec![file("a/SKILL.md", 1), file("../escape.md", 1)],
+                "\"../escape.md\"",
+                "traversal",
+            ),
+            (vec![file("/abs.md", 1)], "\"/abs.md\"", "relative"),
+            (vec![file("a\\b.md", 1)], "a\\\\b.md", "backslash"),
+            (vec![file("a//b.md", 1)], "\"a//b.md\"", "empty"),
+            (vec![file("", 1)], "\"\"", "empty"),
+            (vec![file("./a.md", 1)], "\"./a.md\"", ""),
+            (
+                vec![file("a.md", 1), file("a.md", 2)],
+                "\"a.md\" is listed twice",
+                "",
+            ),
+            (vec![dir("d"), dir("d")], "\"d\" is listed twice", ""),
+            (
+                vec![dir("d"), file("d", 3)],
+                "\"d\" is listed both as a file and as a folder",
+                "",
+            ),
+            // Checked even below a folder the walk policy skips.
+            (vec![file(".git/../x.md", 1)], "\".git/../x.md\"", ""),
+        ];
+        for (entries, names, why) in cases {
+            let err = discover(entries, &policy()).expect_err(names);
+            assert!(err.contains(names), "{err} should name {names}");
+            assert!(err.contains(why), "{err} should say {why}");
+        }
     }
 }

@@ -192,10 +192,32 @@ impl Index {
             .or_default()
     }
 
+    /// Whether the build calls (`add_root`, `add_files`, `finish`) may still be made: not once
+    /// the index is finished (built or restored) nor while a snapshot is being restored.
+    /// `call` names the refused call in the error.
+    pub fn check_building(&self, call: &str) -> Result<(), Error> {
+        if self.finished {
+            return Err(Error::InvalidArgument(format!(
+                "{call}: the index is finished (`finish` was called or a snapshot restored); build a new index to change what it holds"
+            )));
+        }
+        if self.restoring.is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "{call}: a snapshot is being restored into this index; only `restore-section` may follow"
+            )));
+        }
+        Ok(())
+    }
+
     /// Register a root; returns the files (relative paths) the host must read.
-    pub fn add_root(&mut self, name: &str, listing: Vec<Entry>) -> Vec<String> {
+    ///
+    /// Refused (`InvalidArgument`, the index unchanged) after `finish`, during a restore, and
+    /// for a listing with an entry that is not a clean relative path or a path listed twice.
+    pub fn add_root(&mut self, name: &str, listing: Vec<Entry>) -> Result<Vec<String>, Error> {
+        self.check_building("add-root")?;
         let root = u32::try_from(self.roots.len()).unwrap_or(u32::MAX);
-        let d = discover::discover(listing, &self.policy);
+        let d = discover::discover(listing, &self.policy)
+            .map_err(|why| Error::InvalidArgument(format!("add-root `{name}`: {why}")))?;
         for (path, notes) in d.notes {
             self.report(root, &path).notes.extend(notes);
         }
@@ -209,20 +231,50 @@ impl Index {
             name: name.to_owned(),
             listing: d.listing,
         });
-        self.finished = false;
-        to_read
+        Ok(to_read)
     }
 
     /// Parse a batch of files of root `root`.
-    pub fn add_files(&mut self, root: u32, files: Vec<FileData>) {
+    ///
+    /// Refused as a whole (`InvalidArgument` naming the culprits, nothing parsed) after
+    /// `finish`, during a restore, for a root never added, and when a file of the batch was
+    /// not asked for by `add_root`, was already supplied, or appears twice in the batch.
+    pub fn add_files(&mut self, root: u32, files: Vec<FileData>) -> Result<(), Error> {
+        self.check_building("add-files")?;
+        if root as usize >= self.roots.len() {
+            return Err(Error::InvalidArgument(format!(
+                "add-files: no root {root}: {} root(s) were added (ids count from 0 in add-root order)",
+                self.roots.len()
+            )));
+        }
+        let mut seen: HashSet<&str> = HashSet::with_capacity(files.len());
+        let mut refused: Vec<String> = Vec::new();
+        for f in &files {
+            let wanted = self.pending.contains_key(&(root, f.path.clone()));
+            if !seen.insert(f.path.as_str()) {
+                refused.push(format!("`{}` (twice in this batch)", f.path));
+            } else if !wanted {
+                refused.push(format!("`{}`", f.path));
+            }
+        }
+        if !refused.is_empty() {
+            const SHOWN: usize = 5;
+            let more = refused.len().saturating_sub(SHOWN);
+            refused.truncate(SHOWN);
+            let more = if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            };
+            return Err(Error::InvalidArgument(format!(
+                "add-files for root {root} (`{}`): not asked for by add-root, or already supplied: {}{more}; nothing of this batch was added",
+                self.roots[root as usize].name,
+                refused.join(", ")
+            )));
+        }
         for f in files {
             let Some(role) = self.pending.remove(&(root, f.path.clone())) else {
-                self.report(root, &f.path).notes.push(Note::new(
-                    None,
-                    Severity::Info,
-                    "ignored: add-root did not ask for this file (or it was already supplied)",
-                ));
-                continue;
+                unreachable!("checked above");
             };
             let mut notes = Vec::new();
             let parsed = self.parse_file(root, &f.path, &role, &f.bytes, &mut notes);
@@ -241,7 +293,7 @@ impl Index {
                 self.parsed.push((doc, meta, analysed));
             }
         }
-        self.finished = false;
+        Ok(())
     }
 
     /// Parse one skill file; `None` when it is not a (valid) skill, with the reasons in `notes`.
@@ -560,8 +612,10 @@ impl Index {
         }
     }
 
-    /// Resolve parents, shadowing and search structures.
-    pub fn finish(&mut self) {
+    /// Resolve parents, shadowing and search structures. Once: a second `finish`, or one
+    /// during a restore, is `InvalidArgument`.
+    pub fn finish(&mut self) -> Result<(), Error> {
+        self.check_building("finish")?;
         for ((root, path), _) in std::mem::take(&mut self.pending) {
             self.report(root, &path).notes.push(Note::new(
                 None,
@@ -569,26 +623,11 @@ impl Index {
                 "add-root asked for this file but its bytes were never supplied; skipped",
             ));
         }
-        // Skills of an earlier `finish` are analysed already: their forms come back out of the
-        // search index.
-        let mut builder = self
+        let builder = self
             .builder
             .take()
             .unwrap_or_else(|| rank::Builder::new(Params::default()));
-        let earlier = self
-            .search_index
-            .take()
-            .map(|s| s.into_analysed(&mut builder))
-            .unwrap_or_default();
-        let mut all = std::mem::take(&mut self.parsed);
-        debug_assert_eq!(earlier.len(), self.docs.len());
-        all.extend(
-            std::mem::take(&mut self.docs)
-                .into_iter()
-                .zip(std::mem::take(&mut self.metas))
-                .zip(earlier)
-                .map(|((d, m), a)| (d, m, a)),
-        );
+        let all = std::mem::take(&mut self.parsed);
         // Spec 4.1: a hierarchical file inside the resource folder of a (kept) hierarchical
         // skill of the same root is one of its resources, not a skill. Shallowest first, so
         // that a folder's owner is decided before the files inside it.
@@ -732,10 +771,11 @@ impl Index {
         self.docs = docs;
         self.metas = metas;
         self.finished = true;
+        Ok(())
     }
 
-    /// `NotReady` until [`Self::finish`] ran.
-    pub(crate) fn ready(&self) -> Result<(), Error> {
+    /// `NotReady` until the index is finished (built or restored): queries need it.
+    pub fn ready(&self) -> Result<(), Error> {
         if self.finished {
             Ok(())
         } else {

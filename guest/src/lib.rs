@@ -8,11 +8,12 @@ pub mod model;
 
 pub use model::*;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", feature = "component"))]
 mod bindings;
 
 pub mod index;
 pub mod keyword;
+pub mod output;
 pub mod rank;
 pub mod route;
 pub mod synonyms;

@@ -60,7 +60,7 @@ mod tests {
                 size: text.len() as u64,
             });
         }
-        let wanted = index.add_root("r", listing);
+        let wanted = index.add_root("r", listing).expect("a valid listing");
         let data = files
             .iter()
             .filter(|(p, _)| wanted.iter().any(|w| w == p))
@@ -69,8 +69,8 @@ mod tests {
                 bytes: t.as_bytes().to_vec(),
             })
             .collect();
-        index.add_files(0, data);
-        index.finish();
+        index.add_files(0, data).expect("the files asked for");
+        index.finish().expect("finished once");
         index
     }
 

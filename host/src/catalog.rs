@@ -354,6 +354,15 @@ fn walk(dir: &Dir, root: u32, policy: &WalkPolicy) -> Listing {
             } else {
                 format!("{prefix}/{name}")
             };
+            if let Some(why) = unlistable(&path) {
+                out.issues.push(host_report(
+                    root,
+                    &prefix,
+                    Severity::Warning,
+                    format!("skipped {name:?}: {why}"),
+                ));
+                continue;
+            }
             let file_type = match entry.file_type() {
                 Ok(t) => t,
                 Err(e) => {
@@ -434,6 +443,20 @@ fn walk(dir: &Dir, root: u32, policy: &WalkPolicy) -> Listing {
         ));
     }
     out
+}
+
+/// Why a path read from a folder cannot be given to the engine, which refuses a listing with a
+/// path that is not a clean `/`-separated relative path (a file name may hold a backslash on
+/// Unix; a top-level name may look like a drive letter). `None`: it can.
+fn unlistable(path: &str) -> Option<&'static str> {
+    let b = path.as_bytes();
+    if path.contains('\\') {
+        Some("the name contains a backslash, which skill paths do not allow")
+    } else if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
+        Some("the name starts like a drive letter (`c:`), which skill paths do not allow")
+    } else {
+        None
+    }
 }
 
 /// A build that could not complete.
@@ -1012,23 +1035,19 @@ impl Catalog {
     /// oversized or left-out files), sorted by root and path.
     pub fn reports(&self) -> anyhow::Result<Vec<FileReport>> {
         let snapshot = self.snapshot();
-        let mut reports: std::collections::BTreeMap<(u32, String), FileReport> = self
-            .with_index(|g, i| g.reports(i))?
-            .into_iter()
-            .map(|r| ((r.root, r.path.clone()), r))
+        let engine = self.with_index(|g, i| g.reports(i))?;
+        let host: Vec<_> = snapshot
+            .host_reports
+            .iter()
+            .map(crate::output::report)
             .collect();
-        for host in &snapshot.host_reports {
-            match reports.get_mut(&(host.root, host.path.clone())) {
-                Some(r) => {
-                    r.worst = worse(r.worst, host.worst);
-                    r.diagnostics.extend(host.diagnostics.iter().cloned());
-                }
-                None => {
-                    reports.insert((host.root, host.path.clone()), host.clone());
-                }
-            }
-        }
-        Ok(reports.into_values().collect())
+        Ok(skills_engine::output::merge_reports(
+            engine.iter().map(crate::output::report).collect(),
+            &host,
+        )
+        .into_iter()
+        .map(crate::output::report_back)
+        .collect())
     }
 }
 
@@ -1140,17 +1159,6 @@ fn build_snapshot(
     })
 }
 
-/// The worse of two "worst severity" values (`None` means ok).
-fn worse(a: Option<Severity>, b: Option<Severity>) -> Option<Severity> {
-    let rank = |s: Option<Severity>| match s {
-        None => 0,
-        Some(Severity::Info) => 1,
-        Some(Severity::Warning) => 2,
-        Some(Severity::Error) => 3,
-    };
-    if rank(b) > rank(a) { b } else { a }
-}
-
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -1161,30 +1169,16 @@ impl Catalog {
     /// `get_skill` (8.1): `no_match`, `ambiguous` with candidates, or the match with its
     /// content, assets, scripts and inherited ones.
     pub fn get_skill_json(&self, context: &str) -> anyhow::Result<Value> {
+        use skills_engine::output as o;
         match self.route(context)? {
-            RouteOutcome::NoMatch => Ok(json!({
-                "no_match": true,
-                "message": "No skill matches the given context.",
-            })),
-            RouteOutcome::Ambiguous(hits) => Ok(json!({
-                "ambiguous": true,
-                "candidates": hits.iter().map(|h| json!({
-                    "skill_path": h.skill_path,
-                    "score": h.score,
-                    "description": h.description,
-                    "matched_keywords": h.matched,
-                })).collect::<Vec<_>>(),
-                "message": "Multiple skills match. Specify your need or pick a skill_path.",
-            })),
+            RouteOutcome::NoMatch => Ok(o::no_match_json()),
+            RouteOutcome::Ambiguous(hits) => Ok(o::ambiguous_json(&crate::output::hits(&hits))),
             RouteOutcome::Matched(hit) => {
                 let resolved = self.resolve(&hit.skill_path)?;
-                let mut out = json!({
-                    "skill_path": resolved.skill_path,
-                    "score": hit.score,
-                    "matched_keywords": hit.matched,
-                });
-                resolved_json(&resolved, &mut out);
-                Ok(out)
+                Ok(o::matched_json(
+                    &crate::output::hit(&hit),
+                    &crate::output::resolved(&resolved),
+                ))
             }
         }
     }
@@ -1194,9 +1188,9 @@ impl Catalog {
     pub fn skill_json(&self, skill_path: &str) -> anyhow::Result<Value> {
         let skill = self.get(skill_path)?;
         let resolved = self.resolve(&skill.skill_path)?;
-        let mut out = json!({ "skill_path": resolved.skill_path });
-        resolved_json(&resolved, &mut out);
-        Ok(out)
+        Ok(skills_engine::output::skill_json(&crate::output::resolved(
+            &resolved,
+        )))
     }
 
     /// `list_skills` (8.2): the recursive tree of `SkillNode`s (`name`, `path`, `description`,
@@ -1260,54 +1254,10 @@ impl Catalog {
     }
 }
 
-/// The content and file fields of a `get_skill` match.
-fn resolved_json(resolved: &ResolvedSkill, out: &mut Value) {
-    let list = |assets: &[AssetInfo]| assets.iter().map(asset_info_json).collect::<Vec<_>>();
-    out["content"] = json!(resolved.content);
-    out["assets"] = json!(list(&resolved.assets));
-    out["scripts"] = json!(list(&resolved.scripts));
-    out["inherited_assets"] = json!(list(&resolved.inherited_assets));
-    out["inherited_scripts"] = json!(list(&resolved.inherited_scripts));
-}
-
 /// An asset (`file`, `description`, `type`) or script (`file`, `description`, `execution`,
 /// `args`) of a `get_skill` answer, with `from` when inherited.
 pub fn asset_info_json(asset: &AssetInfo) -> Value {
-    let mut out = serde_json::Map::new();
-    out.insert("file".into(), json!(asset.file));
-    out.insert("description".into(), json!(asset.description));
-    match &asset.script {
-        Some(script) => {
-            let execution = match script.execution {
-                crate::runtime::Execution::Claude => "claude",
-                crate::runtime::Execution::Server => "server",
-            };
-            out.insert("execution".into(), json!(execution));
-            out.insert(
-                "args".into(),
-                Value::Array(
-                    script
-                        .args
-                        .iter()
-                        .map(|a| {
-                            json!({
-                                "name": a.name,
-                                "description": a.description,
-                                "required": a.required,
-                            })
-                        })
-                        .collect(),
-                ),
-            );
-        }
-        None => {
-            out.insert("type".into(), json!(asset.asset_type));
-        }
-    }
-    if let Some(from) = &asset.from {
-        out.insert("from".into(), json!(from));
-    }
-    Value::Object(out)
+    skills_engine::output::asset_info_json(&crate::output::asset(asset))
 }
 
 /// One `SkillNode` of `list_skills`, recursively (depth-bounded against a malformed tree).

@@ -11,10 +11,10 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::catalog::{Catalog, RootSpec};
-use crate::runtime::{EngineError, EngineErrorKind, Severity, TreeNode};
+use crate::runtime::{EngineError, EngineErrorKind, TreeNode};
 
 /// Exit code of a usage error (clap's own errors use it too).
 const EXIT_USAGE: u8 = 2;
@@ -300,22 +300,14 @@ fn open(
 }
 
 fn print_json(value: &Value) -> anyhow::Result<()> {
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, value)?;
-    writeln!(out)?;
+    std::io::stdout()
+        .lock()
+        .write_all(skills_engine::output::pretty(value).as_bytes())?;
     Ok(())
 }
 
-fn hit_json(hit: &crate::runtime::SearchHit) -> Value {
-    json!({
-        "skill_path": hit.skill_path,
-        "name": hit.name,
-        "score": hit.score,
-        "description": hit.description,
-    })
-}
-
 fn search(catalog: &Catalog, args: &SearchArgs) -> anyhow::Result<ExitCode> {
+    use skills_engine::output as o;
     if args.batch {
         return search_batch(catalog, args.limit);
     }
@@ -323,52 +315,25 @@ fn search(catalog: &Catalog, args: &SearchArgs) -> anyhow::Result<ExitCode> {
     let hits = catalog.search(query, args.limit)?;
     let explanations = if args.explain {
         hits.iter()
-            .map(|h| catalog.explain(query, &h.skill_path))
+            .map(|h| {
+                catalog
+                    .explain(query, &h.skill_path)
+                    .map(|e| crate::output::explanation(&e))
+            })
             .collect::<anyhow::Result<Vec<_>>>()?
     } else {
         Vec::new()
     };
-    if args.json {
-        let results: Vec<Value> = hits
-            .iter()
-            .enumerate()
-            .map(|(i, h)| {
-                let mut v = hit_json(h);
-                v["matched"] = json!(h.matched);
-                if let Some(e) = explanations.get(i) {
-                    v["explain"] = serde_json::to_value(e).unwrap_or(Value::Null);
-                }
-                v
-            })
-            .collect();
-        print_json(&json!({ "query": query, "results": results }))?;
+    let hits = crate::output::hits(&hits);
+    let text = if args.json {
+        o::search_json(query, &hits, &explanations)
     } else {
-        let mut out = std::io::stdout().lock();
         if hits.is_empty() {
             eprintln!("no skill matches {query:?}");
         }
-        for (i, h) in hits.iter().enumerate() {
-            writeln!(
-                out,
-                "{:.3}  {}  {}",
-                h.score,
-                h.skill_path,
-                one_line(&h.description)
-            )?;
-            if let Some(e) = explanations.get(i) {
-                for t in &e.terms {
-                    writeln!(
-                        out,
-                        "         {:+.4}  {}:{}",
-                        t.contribution, t.field, t.term
-                    )?;
-                }
-                for n in &e.notes {
-                    writeln!(out, "         {n}")?;
-                }
-            }
-        }
-    }
+        o::search_text(&hits, &explanations)
+    };
+    std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -383,15 +348,11 @@ fn search_batch(catalog: &Catalog, limit: u32) -> anyhow::Result<ExitCode> {
         if query.is_empty() {
             continue;
         }
-        let value = match catalog.search(query, limit) {
-            Ok(hits) => json!({
-                "query": query,
-                "results": hits.iter().map(hit_json).collect::<Vec<_>>(),
-            }),
-            Err(e) => json!({ "query": query, "results": [], "error": format!("{e:#}") }),
+        let line = match catalog.search(query, limit) {
+            Ok(hits) => skills_engine::output::batch_line(query, Ok(&crate::output::hits(&hits))),
+            Err(e) => skills_engine::output::batch_line(query, Err(&format!("{e:#}"))),
         };
-        serde_json::to_writer(&mut out, &value)?;
-        writeln!(out)?;
+        writeln!(out, "{line}")?;
         out.flush()?;
     }
     Ok(ExitCode::SUCCESS)
@@ -481,66 +442,24 @@ fn asset(catalog: &Catalog, args: &AssetArgs) -> anyhow::Result<ExitCode> {
 }
 
 fn validate(catalog: &Catalog, args: &ValidateArgs) -> anyhow::Result<ExitCode> {
-    let reports = catalog.reports()?;
-    let roots = catalog.roots();
-    let located = |root: u32, path: &str| -> String {
-        let base = roots
-            .get(root as usize)
-            .map_or_else(|| format!("#{root}"), |r| r.path.display().to_string());
-        if path.is_empty() {
-            base
-        } else {
-            format!("{}/{path}", base.trim_end_matches('/'))
-        }
-    };
-    let (mut ok, mut warnings, mut errors) = (0usize, 0usize, 0usize);
-    let mut out = std::io::stdout().lock();
-    for report in &reports {
-        match report.worst {
-            Some(Severity::Error) => errors += 1,
-            Some(Severity::Warning) => warnings += 1,
-            _ => ok += 1,
-        }
-        if report.diagnostics.is_empty() {
-            if !args.quiet {
-                writeln!(out, "ok       {}", located(report.root, &report.path))?;
-            }
-            continue;
-        }
-        if args.quiet && report.worst.is_none_or(|w| w == Severity::Info) {
-            continue;
-        }
-        for d in &report.diagnostics {
-            let label = match d.severity {
-                Severity::Error => "error  ",
-                Severity::Warning => "warning",
-                Severity::Info => "info   ",
-            };
-            let line = d.line.map(|l| format!(":{l}")).unwrap_or_default();
-            writeln!(
-                out,
-                "{label}  {}{line}: {}",
-                located(d.root, &d.path),
-                one_line(&d.message)
-            )?;
-        }
-    }
-    let stats = catalog.stats();
-    writeln!(
-        out,
-        "{} files checked in {} root(s): {ok} ok, {warnings} with warnings, {errors} with errors; {} skills indexed",
-        reports.len(),
-        roots.len(),
-        stats.skills
-    )?;
-    Ok(if errors > 0 {
+    let reports: Vec<_> = catalog
+        .reports()?
+        .iter()
+        .map(crate::output::report)
+        .collect();
+    let roots: Vec<String> = catalog
+        .roots()
+        .iter()
+        .map(|r| r.path.display().to_string())
+        .collect();
+    let v =
+        skills_engine::output::validate_text(&reports, &roots, args.quiet, catalog.stats().skills);
+    std::io::stdout().lock().write_all(v.text.as_bytes())?;
+    Ok(if v.has_errors {
         ExitCode::from(EXIT_FAILURE)
     } else {
         ExitCode::SUCCESS
     })
 }
 
-/// Collapse whitespace so a value fits on one line.
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
+use skills_engine::output::one_line;

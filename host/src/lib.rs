@@ -12,5 +12,6 @@ pub mod git;
 pub mod index_cache;
 pub mod jsonrpc;
 pub mod mcp;
+pub mod output;
 pub mod runtime;
 pub mod scripts;

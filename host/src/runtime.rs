@@ -595,9 +595,10 @@ impl Guest {
         name: &str,
         listing: &[Entry],
     ) -> anyhow::Result<Vec<String>> {
-        self.engine_call("index.add-root", |s, e| {
+        let r = self.engine_call("index.add-root", |s, e| {
             e.index().call_add_root(s, index.0, name, listing)
-        })
+        });
+        self.typed(&format!("registering the root {name:?}"), r)
     }
 
     pub fn add_files(
@@ -606,21 +607,25 @@ impl Guest {
         root: u32,
         files: &[FileData],
     ) -> anyhow::Result<()> {
-        self.engine_call("index.add-files", |s, e| {
+        let r = self.engine_call("index.add-files", |s, e| {
             e.index().call_add_files(s, index.0, root, files)
-        })
+        });
+        self.typed(&format!("adding files of root {root}"), r)
     }
 
     pub fn finish(&mut self, index: IndexHandle) -> anyhow::Result<()> {
-        self.engine_call("index.finish", |s, e| e.index().call_finish(s, index.0))
+        let r = self.engine_call("index.finish", |s, e| e.index().call_finish(s, index.0));
+        self.typed("finishing the index", r)
     }
 
     pub fn len(&mut self, index: IndexHandle) -> anyhow::Result<u32> {
-        self.engine_call("index.len", |s, e| e.index().call_len(s, index.0))
+        let r = self.engine_call("index.len", |s, e| e.index().call_len(s, index.0));
+        self.typed("counting the skills", r)
     }
 
     pub fn skills(&mut self, index: IndexHandle) -> anyhow::Result<Vec<SkillInfo>> {
-        self.engine_call("index.skills", |s, e| e.index().call_skills(s, index.0))
+        let r = self.engine_call("index.skills", |s, e| e.index().call_skills(s, index.0));
+        self.typed("listing the skills", r)
     }
 
     /// Skills `start..start + count` in skill-path order, as listings show them.
@@ -630,9 +635,10 @@ impl Guest {
         start: u32,
         count: u32,
     ) -> anyhow::Result<Vec<SkillSummary>> {
-        self.engine_call("index.summaries", |s, e| {
+        let r = self.engine_call("index.summaries", |s, e| {
             e.index().call_summaries(s, index.0, start, count)
-        })
+        });
+        self.typed("listing the skills", r)
     }
 
     /// The catalogue text within `budget` characters, and its tier.
@@ -656,9 +662,10 @@ impl Guest {
         path_or_name: &str,
         limit: u32,
     ) -> anyhow::Result<Vec<String>> {
-        self.engine_call("index.suggest", |s, e| {
+        let r = self.engine_call("index.suggest", |s, e| {
             e.index().call_suggest(s, index.0, path_or_name, limit)
-        })
+        });
+        self.typed(&format!("suggesting skills for {path_or_name:?}"), r)
     }
 
     pub fn search(
@@ -749,14 +756,16 @@ impl Guest {
     }
 
     pub fn reports(&mut self, index: IndexHandle) -> anyhow::Result<Vec<FileReport>> {
-        self.engine_call("index.reports", |s, e| e.index().call_reports(s, index.0))
+        let r = self.engine_call("index.reports", |s, e| e.index().call_reports(s, index.0));
+        self.typed("listing the findings", r)
     }
 
     /// The findings of [`Self::reports`] alone, in the same order.
     pub fn diagnostics(&mut self, index: IndexHandle) -> anyhow::Result<Vec<Diagnostic>> {
-        self.engine_call("index.diagnostics", |s, e| {
+        let r = self.engine_call("index.diagnostics", |s, e| {
             e.index().call_diagnostics(s, index.0)
-        })
+        });
+        self.typed("listing the findings", r)
     }
 
     /// Number of sections of the finished index's snapshot (see [`crate::index_cache`]).

@@ -25,9 +25,8 @@ impl Mem {
         self
     }
 
-    /// Register every root and its files in `idx`; `finish_each`: finish after each root
-    /// (else the caller finishes once).
-    fn add_to(&self, idx: &mut Index, finish_each: bool) {
+    /// Register every root and its files in `idx` (the caller finishes).
+    fn add_to(&self, idx: &mut Index) {
         for (root, (name, files)) in self.roots.iter().enumerate() {
             let listing = files
                 .iter()
@@ -37,7 +36,7 @@ impl Mem {
                     size: c.len() as u64,
                 })
                 .collect();
-            let wanted = idx.add_root(name, listing);
+            let wanted = idx.add_root(name, listing).expect("a valid listing");
             let by_path: HashMap<&str, &Vec<u8>> =
                 files.iter().map(|(p, c)| (p.as_str(), c)).collect();
             let data = wanted
@@ -47,17 +46,15 @@ impl Mem {
                     bytes: by_path[p.as_str()].clone(),
                 })
                 .collect();
-            idx.add_files(root as u32, data);
-            if finish_each {
-                idx.finish();
-            }
+            idx.add_files(root as u32, data)
+                .expect("the files asked for");
         }
     }
 
     fn index_with(&self, config: EngineConfig) -> Index {
         let mut idx = Index::new(config);
-        self.add_to(&mut idx, false);
-        idx.finish();
+        self.add_to(&mut idx);
+        idx.finish().expect("finished once");
         idx
     }
 
@@ -851,36 +848,64 @@ fn root_level_skill_md_takes_the_root_name() {
     );
 }
 
+/// A listing of files (no folders), each `size` bytes.
+fn files(paths: &[&str], size: u64) -> Vec<Entry> {
+    paths
+        .iter()
+        .map(|p| Entry {
+            path: (*p).into(),
+            kind: EntryKind::File,
+            size,
+        })
+        .collect()
+}
+
+fn data(path: &str, text: &str) -> FileData {
+    FileData {
+        path: path.into(),
+        bytes: text.as_bytes().to_vec(),
+    }
+}
+
+/// The `InvalidArgument` message of `r`, failing on anything else.
+fn refused<T: std::fmt::Debug>(r: Result<T, Error>) -> String {
+    match r {
+        Err(Error::InvalidArgument(m)) => m,
+        other => panic!("expected invalid-argument, got {other:?}"),
+    }
+}
+
+const SKILL_A: &str = "---\nname: a\ndescription: First skill\n---\nA body\n";
+
 #[test]
 fn not_ready_before_finish_and_unsupplied_files() {
     let mut idx = Index::new(EngineConfig::default());
-    let wanted = idx.add_root(
-        "r",
-        vec![
-            Entry {
-                path: "a/SKILL.md".into(),
-                kind: EntryKind::File,
-                size: 10,
-            },
-            Entry {
-                path: "b.md".into(),
-                kind: EntryKind::Symlink,
-                size: 0,
-            },
-        ],
-    );
+    let wanted = idx
+        .add_root(
+            "r",
+            vec![
+                Entry {
+                    path: "a/SKILL.md".into(),
+                    kind: EntryKind::File,
+                    size: 10,
+                },
+                Entry {
+                    path: "b.md".into(),
+                    kind: EntryKind::Symlink,
+                    size: 0,
+                },
+            ],
+        )
+        .unwrap();
     assert_eq!(wanted, vec!["a/SKILL.md"]);
     assert_eq!(idx.get("a"), Err(Error::NotReady));
     assert_eq!(idx.search("x", 3), Err(Error::NotReady));
     assert_eq!(idx.tree(None), Err(Error::NotReady));
-    idx.add_files(
-        0,
-        vec![FileData {
-            path: "other.md".into(),
-            bytes: b"x".to_vec(),
-        }],
-    );
-    idx.finish();
+    assert_eq!(idx.ready(), Err(Error::NotReady));
+    assert_eq!(idx.snapshot_sections(), Err(Error::NotReady));
+    // A host that could not read a file leaves it out: `finish` reports it.
+    idx.finish().unwrap();
+    assert_eq!(idx.ready(), Ok(()));
     assert!(idx.is_empty());
     let reports = idx.reports();
     assert!(
@@ -889,23 +914,184 @@ fn not_ready_before_finish_and_unsupplied_files() {
             .contains("never supplied")
     );
     assert_eq!(report(&reports, 0, "b.md").worst, Some(Severity::Info));
-    assert_eq!(report(&reports, 0, "other.md").worst, Some(Severity::Info));
+}
+
+/// Issue 14: build calls after `finish` are refused and leave the finished index as it was
+/// (`add-root` after `finish` used to un-finish it silently).
+#[test]
+fn build_calls_after_finish_are_refused_and_change_nothing() {
+    let mut idx = Index::new(EngineConfig::default());
+    idx.add_root("r", files(&["a/SKILL.md"], 10)).unwrap();
+    idx.add_files(0, vec![data("a/SKILL.md", SKILL_A)]).unwrap();
+    idx.finish().unwrap();
+    let before = (idx.skills(), idx.reports(), idx.search("first", 5));
+
+    let m = refused(idx.add_root("late", files(&["b/SKILL.md"], 10)));
+    assert!(m.contains("add-root") && m.contains("finished"), "{m}");
+    let m = refused(idx.add_files(0, vec![data("a/SKILL.md", SKILL_A)]));
+    assert!(m.contains("add-files") && m.contains("finished"), "{m}");
+    let m = refused(idx.finish());
+    assert!(m.contains("finish") && m.contains("finished"), "{m}");
+
+    assert_eq!(idx.ready(), Ok(()), "still finished");
+    assert_eq!(
+        (idx.skills(), idx.reports(), idx.search("first", 5)),
+        before
+    );
+    assert_eq!(idx.roots.len(), 1);
+}
+
+/// Issue 14: a restored index is finished too; a restore in progress takes no build call.
+#[test]
+fn build_calls_on_a_restored_or_restoring_index_are_refused() {
+    let idx = spec_tree().index();
+    let count = idx.snapshot_sections().unwrap();
+    let sections: Vec<Vec<u8>> = (0..count)
+        .map(|n| idx.snapshot_section(n).unwrap())
+        .collect();
+
+    let mut half = Index::new(EngineConfig::default());
+    half.restore_section(0, count, &sections[0]).unwrap();
+    for m in [
+        refused(half.add_root("r", files(&["x/SKILL.md"], 1))),
+        refused(half.finish()),
+    ] {
+        assert!(m.contains("snapshot is being restored"), "{m}");
+    }
+    let m = refused(half.add_files(0, vec![data("x/SKILL.md", SKILL_A)]));
+    assert!(m.contains("snapshot is being restored"), "{m}");
+    for (n, bytes) in sections.iter().enumerate().skip(1) {
+        half.restore_section(n as u32, count, bytes).unwrap();
+    }
+    assert_eq!(half.skills(), idx.skills());
+    let m = refused(half.add_root("r", files(&["x/SKILL.md"], 1)));
+    assert!(m.contains("finished"), "{m}");
+    assert_eq!(half.skills(), idx.skills());
+}
+
+/// Issue 14: `add-files` for a root never added, a file never asked for, a file supplied twice.
+#[test]
+fn files_not_asked_for_are_refused_naming_them() {
+    let mut idx = Index::new(EngineConfig::default());
+    let m = refused(idx.add_files(0, vec![data("a/SKILL.md", SKILL_A)]));
+    assert!(m.contains("no root 0") && m.contains("0 root(s)"), "{m}");
+
+    idx.add_root("r", files(&["a/SKILL.md", "b/SKILL.md", "notes.txt"], 10))
+        .unwrap();
+    let m = refused(idx.add_files(3, vec![data("a/SKILL.md", SKILL_A)]));
+    assert!(m.contains("no root 3") && m.contains("1 root(s)"), "{m}");
+
+    // A file the listing has but add-root did not ask for, and one it never listed: the
+    // whole batch is refused, the good file included, naming both culprits.
+    let m = refused(idx.add_files(
+        0,
+        vec![
+            data("a/SKILL.md", SKILL_A),
+            data("notes.txt", "x"),
+            data("ghost.md", "x"),
+        ],
+    ));
+    assert!(m.contains("`notes.txt`") && m.contains("`ghost.md`"), "{m}");
+    assert!(!m.contains("`a/SKILL.md`"), "{m}");
+    assert!(m.contains("root 0 (`r`)"), "{m}");
+    // Twice in one batch.
+    let m = refused(idx.add_files(
+        0,
+        vec![data("b/SKILL.md", SKILL_A), data("b/SKILL.md", SKILL_A)],
+    ));
+    assert!(m.contains("`b/SKILL.md` (twice in this batch)"), "{m}");
+    // Nothing of the refused batches was taken: both files are still wanted.
+    idx.add_files(0, vec![data("a/SKILL.md", SKILL_A)]).unwrap();
+    // Already supplied.
+    let m = refused(idx.add_files(0, vec![data("a/SKILL.md", SKILL_A)]));
+    assert!(
+        m.contains("`a/SKILL.md`") && m.contains("already supplied"),
+        "{m}"
+    );
+    idx.finish().unwrap();
+    assert_eq!(paths_of(&idx), vec!["a"]);
+    let reports = idx.reports();
+    assert!(
+        report(&reports, 0, "b/SKILL.md").diagnostics[0]
+            .message
+            .contains("never supplied")
+    );
+    assert!(!reports.iter().any(|r| r.path == "ghost.md"));
+}
+
+/// Issue 14: a bad listing entry is refused, naming the root and the entry, and registers
+/// nothing (root ids stay dense).
+#[test]
+fn bad_listing_entries_are_refused_and_register_nothing() {
+    let mut idx = Index::new(EngineConfig::default());
+    for bad in [
+        "../escape/SKILL.md",
+        "/abs/SKILL.md",
+        "a//SKILL.md",
+        "a\\SKILL.md",
+    ] {
+        let m = refused(idx.add_root("team", files(&["ok/SKILL.md", bad], 10)));
+        assert!(m.contains("add-root `team`"), "{m}");
+        assert!(m.contains(&format!("{bad:?}")), "{m} should name {bad:?}");
+    }
+    let m = refused(idx.add_root("team", files(&["a.md", "a.md"], 10)));
+    assert!(m.contains("\"a.md\" is listed twice"), "{m}");
+    assert!(idx.roots.is_empty() && idx.reports.is_empty() && idx.pending.is_empty());
+    // The index is still new: a good root is root 0.
+    let wanted = idx.add_root("team", files(&["ok/SKILL.md"], 10)).unwrap();
+    assert_eq!(wanted, vec!["ok/SKILL.md"]);
+    idx.add_files(0, vec![data("ok/SKILL.md", SKILL_A)])
+        .unwrap();
+    idx.finish().unwrap();
+    assert_eq!(idx.get("ok").unwrap().root, 0);
+}
+
+/// Issue 14: a `Files` that fails costs that query only.
+#[test]
+fn a_failing_read_fails_that_call_only() {
+    struct Flaky(std::cell::Cell<bool>);
+    impl Files for Flaky {
+        fn read(&self, _root: u32, path: &str) -> Result<Vec<u8>, String> {
+            if self.0.replace(false) {
+                Err(format!("{path}: disk on fire"))
+            } else {
+                Ok(SKILL_A.as_bytes().to_vec())
+            }
+        }
+    }
+    let mut idx = Index::new(EngineConfig::default());
+    idx.add_root("r", files(&["a/SKILL.md"], 10)).unwrap();
+    idx.add_files(0, vec![data("a/SKILL.md", SKILL_A)]).unwrap();
+    idx.finish().unwrap();
+    let files = Flaky(std::cell::Cell::new(true));
+    match idx.resolve(&files, "a") {
+        Err(Error::ReadFailed(m)) => assert!(m.contains("disk on fire"), "{m}"),
+        other => panic!("expected read-failed, got {other:?}"),
+    }
+    assert!(
+        idx.resolve(&files, "a")
+            .unwrap()
+            .content
+            .ends_with("A body")
+    );
 }
 
 #[test]
 fn size_limit_is_reported_with_the_size() {
     let mut idx = Index::new(EngineConfig::default());
     let max = walk_policy().max_skill_file_bytes;
-    let wanted = idx.add_root(
-        "r",
-        vec![Entry {
-            path: "big/SKILL.md".into(),
-            kind: EntryKind::File,
-            size: max + 1,
-        }],
-    );
+    let wanted = idx
+        .add_root(
+            "r",
+            vec![Entry {
+                path: "big/SKILL.md".into(),
+                kind: EntryKind::File,
+                size: max + 1,
+            }],
+        )
+        .unwrap();
     assert!(wanted.is_empty());
-    idx.finish();
+    idx.finish().unwrap();
     let reports = idx.reports();
     assert_eq!(reports.len(), 1);
     assert_eq!(reports[0].worst, Some(Severity::Warning));
@@ -933,7 +1119,8 @@ fn search_doc_extracts_what_ranking_needs() {
             kind: EntryKind::File,
             size: content.len() as u64,
         }],
-    );
+    )
+    .unwrap();
     let role = Role::Agent {
         folder: "demo".into(),
     };
@@ -1068,56 +1255,6 @@ fn spec_4_1_markdown_in_a_resource_folder_is_a_resource() {
 }
 
 #[test]
-fn finishing_again_after_a_new_root_ranks_as_one_build() {
-    let a: &[(&str, &str)] = &[
-        (
-            "pg/SKILL.md",
-            "---\nname: pg\ndescription: PostgreSQL schema migrations without downtime\n---\n# Migrations\nBackfill columns, lock-free index creation.\n",
-        ),
-        (
-            "k8s/SKILL.md",
-            "---\nname: k8s\ndescription: Kubernetes network policies\ntags: [cluster, pull requests]\n---\n# Policies\nDefault deny.\n",
-        ),
-    ];
-    let b: &[(&str, &str)] = &[
-        (
-            "pg/SKILL.md",
-            "---\nname: pg\ndescription: Postgres replication and failover\n---\n# Replication\nStreaming replicas.\n",
-        ),
-        (
-            "pdf/SKILL.md",
-            "---\nname: pdf\ndescription: Extract tables from PDF documents\n---\n# PDF\nUse pdfplumber.\n",
-        ),
-    ];
-    let mem = Mem::default().root("a", a).root("b", b);
-    let once = mem.index();
-    // The same roots, with a `finish` between them.
-    let mut twice = Index::new(EngineConfig::default());
-    mem.add_to(&mut twice, true);
-    assert_eq!(once.len(), 3);
-    for q in [
-        "postgres migrations",
-        "postgres replication",
-        "kubernetes pull request",
-        "pdf tables",
-        "lock-free backfill",
-        "clustr",
-    ] {
-        let (x, y) = (once.search(q, 10).unwrap(), twice.search(q, 10).unwrap());
-        assert_eq!(x, y, "{q}");
-        for hit in &x {
-            assert_eq!(
-                once.explain(q, &hit.skill_path).unwrap(),
-                twice.explain(q, &hit.skill_path).unwrap(),
-                "{q}"
-            );
-        }
-    }
-    // The shadowed skill's words are gone from the vocabulary.
-    assert!(twice.search("downtime", 10).unwrap().is_empty());
-}
-
-#[test]
 fn absurd_queries_are_refused_without_echo() {
     let idx = spec_tree().index();
     let huge = "react ".repeat(3 << 20);
@@ -1168,8 +1305,8 @@ fn restore_checked(sections: &[Vec<u8>]) -> bool {
     for (n, bytes) in sections.iter().enumerate() {
         if idx.restore_section(n as u32, count, bytes).is_err() {
             // A failed restore leaves a new index: a fresh build still works.
-            spec_tree().add_to(&mut idx, false);
-            idx.finish();
+            spec_tree().add_to(&mut idx);
+            idx.finish().unwrap();
             assert!(idx.search("react", 3).is_ok());
             return false;
         }

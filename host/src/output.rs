@@ -1,0 +1,132 @@
+//! The engine's answers (the types `bindgen!` generates from the WIT) as the engine crate's own
+//! model types, so that the host prints them with [`skills_engine::output`], the same functions
+//! the stock-WASI command `skills-engine-cli` uses: one formatting, by construction. Field for
+//! field copies, nothing else.
+
+use skills_engine::model as m;
+
+use crate::runtime as r;
+
+pub fn hit(h: &r::SearchHit) -> m::SearchHit {
+    m::SearchHit {
+        skill_path: h.skill_path.clone(),
+        name: h.name.clone(),
+        description: h.description.clone(),
+        score: h.score,
+        matched: h.matched.clone(),
+    }
+}
+
+pub fn hits(hs: &[r::SearchHit]) -> Vec<m::SearchHit> {
+    hs.iter().map(hit).collect()
+}
+
+pub fn explanation(e: &r::Explanation) -> m::Explanation {
+    m::Explanation {
+        skill_path: e.skill_path.clone(),
+        score: e.score,
+        terms: e
+            .terms
+            .iter()
+            .map(|t| m::ExplainTerm {
+                field: t.field.clone(),
+                term: t.term.clone(),
+                contribution: t.contribution,
+            })
+            .collect(),
+        notes: e.notes.clone(),
+    }
+}
+
+pub fn severity(s: r::Severity) -> m::Severity {
+    match s {
+        r::Severity::Info => m::Severity::Info,
+        r::Severity::Warning => m::Severity::Warning,
+        r::Severity::Error => m::Severity::Error,
+    }
+}
+
+pub fn report(rep: &r::FileReport) -> m::FileReport {
+    m::FileReport {
+        root: rep.root,
+        path: rep.path.clone(),
+        skill_path: rep.skill_path.clone(),
+        worst: rep.worst.map(severity),
+        diagnostics: rep
+            .diagnostics
+            .iter()
+            .map(|d| m::Diagnostic {
+                root: d.root,
+                path: d.path.clone(),
+                line: d.line,
+                severity: severity(d.severity),
+                message: d.message.clone(),
+            })
+            .collect(),
+    }
+}
+
+/// A model report back as the runtime's (the catalog hands out runtime types).
+pub fn report_back(rep: m::FileReport) -> r::FileReport {
+    let back = |s: m::Severity| match s {
+        m::Severity::Info => r::Severity::Info,
+        m::Severity::Warning => r::Severity::Warning,
+        m::Severity::Error => r::Severity::Error,
+    };
+    r::FileReport {
+        root: rep.root,
+        path: rep.path,
+        skill_path: rep.skill_path,
+        worst: rep.worst.map(back),
+        diagnostics: rep
+            .diagnostics
+            .into_iter()
+            .map(|d| r::Diagnostic {
+                root: d.root,
+                path: d.path,
+                line: d.line,
+                severity: back(d.severity),
+                message: d.message,
+            })
+            .collect(),
+    }
+}
+
+pub fn asset(a: &r::AssetInfo) -> m::AssetInfo {
+    m::AssetInfo {
+        file: a.file.clone(),
+        description: a.description.clone(),
+        asset_type: a.asset_type.clone(),
+        is_binary: a.is_binary,
+        mime_type: a.mime_type.clone(),
+        size: a.size,
+        from: a.from.clone(),
+        script: a.script.as_ref().map(|s| m::ScriptInfo {
+            execution: match s.execution {
+                r::Execution::Claude => m::Execution::Claude,
+                r::Execution::Server => m::Execution::Server,
+            },
+            args: s
+                .args
+                .iter()
+                .map(|a| m::ScriptArg {
+                    name: a.name.clone(),
+                    description: a.description.clone(),
+                    required: a.required,
+                })
+                .collect(),
+        }),
+    }
+}
+
+pub fn resolved(s: &r::ResolvedSkill) -> m::ResolvedSkill {
+    let list = |v: &[r::AssetInfo]| v.iter().map(asset).collect();
+    m::ResolvedSkill {
+        skill_path: s.skill_path.clone(),
+        content: s.content.clone(),
+        assets: list(&s.assets),
+        scripts: list(&s.scripts),
+        inherited_assets: list(&s.inherited_assets),
+        inherited_scripts: list(&s.inherited_scripts),
+    }
+}
