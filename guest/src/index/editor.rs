@@ -116,7 +116,7 @@ pub fn check_skill(
         )));
     }
     let mut index = Index::new(config.clone());
-    let wanted = index.add_root(DRAFT_ROOT, draft_listing(path, bytes.len(), listing));
+    let wanted = index.add_root(DRAFT_ROOT, draft_listing(path, bytes.len(), listing))?;
     if wanted.iter().any(|w| w == path) {
         index.add_files(
             0,
@@ -124,11 +124,11 @@ pub fn check_skill(
                 path: path.to_owned(),
                 bytes: bytes.to_vec(),
             }],
-        );
+        )?;
     }
     // Other files the listing names are not read: they are dropped from the index, unreported.
     index.pending.clear();
-    index.finish();
+    index.finish()?;
     let report = index.reports.remove(&(0, bytes::Key(path.to_owned())));
     let diagnostics: Vec<Diagnostic> = report
         .as_ref()
@@ -201,7 +201,7 @@ impl Index {
         };
         // The draft's searchable text, exactly as an index build extracts it.
         let mut one = Index::new(self.config.clone());
-        one.add_root(DRAFT_ROOT, draft_listing(path, bytes.len(), Vec::new()));
+        one.add_root(DRAFT_ROOT, draft_listing(path, bytes.len(), Vec::new()))?;
         let Some(role) = one.pending.remove(&(0, path.to_owned())) else {
             return Err(Error::InvalidArgument(format!(
                 "{path} is not a skill file (a `SKILL.md`, or another `.md` file)"

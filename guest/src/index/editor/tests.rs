@@ -37,7 +37,11 @@ fn build(files: &[(String, Vec<u8>)]) -> Index {
             size: b.len() as u64,
         })
         .collect();
-    let wanted: HashSet<String> = index.add_root("root", listing).into_iter().collect();
+    let wanted: HashSet<String> = index
+        .add_root("root", listing)
+        .expect("a valid listing")
+        .into_iter()
+        .collect();
     let batch = files
         .iter()
         .filter(|(p, _)| wanted.contains(p))
@@ -46,8 +50,8 @@ fn build(files: &[(String, Vec<u8>)]) -> Index {
             bytes: b.clone(),
         })
         .collect();
-    index.add_files(0, batch);
-    index.finish();
+    index.add_files(0, batch).expect("files it asked for");
+    index.finish().expect("a new index");
     index
 }
 
