@@ -164,7 +164,7 @@ impl x::GuestIndex for IndexResource {
 
     fn catalogue(&self, budget: u32) -> Result<t::Catalogue, t::Error> {
         let (text, tier) =
-            crate::tiers::index_catalogue(&self.ready()?, budget as usize).map_err(error)?;
+            crate::tiers::index_catalogue(&*self.ready()?, budget as usize).map_err(error)?;
         Ok(t::Catalogue {
             text,
             tier: match tier {
