@@ -1352,7 +1352,7 @@ fn fuzz_snapshot_restore_with_damaged_sections() {
             }
             2 => {
                 let at = rng.below(s.len() + 1);
-                let byte = rng.next() as u8;
+                let byte = rng.next_u64() as u8;
                 s.insert(at, byte);
             }
             3 if !s.is_empty() => {
@@ -1368,7 +1368,7 @@ fn fuzz_snapshot_restore_with_damaged_sections() {
             _ => {
                 for b in s.iter_mut() {
                     if rng.below(16) == 0 {
-                        *b = rng.next() as u8;
+                        *b = rng.next_u64() as u8;
                     }
                 }
             }
