@@ -165,6 +165,7 @@ pub struct ValidateArgs {
 
 /// Entry point of the `skills-mcp` binary.
 pub fn main() -> ExitCode {
+    crate::harden::at_start();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -177,7 +178,10 @@ pub fn main() -> ExitCode {
         // The reader went away (`skills-mcp list | head`): nothing left to tell anyone.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("skills-mcp: error: {e:#}");
+            eprintln!(
+                "skills-mcp: error: {}",
+                crate::logsafe::Escaped(format!("{e:#}"))
+            );
             ExitCode::from(exit_code_of(&e))
         }
     }
@@ -284,7 +288,7 @@ fn open(
 ) -> anyhow::Result<(Catalog, crate::config::Config)> {
     let (loaded, _git) = load(global, explicit_roots.is_empty())?;
     for warning in &loaded.warnings {
-        eprintln!("skills-mcp: warning: {warning}");
+        eprintln!("skills-mcp: warning: {}", crate::logsafe::Escaped(warning));
     }
     let roots = if explicit_roots.is_empty() {
         crate::mcp::catalog_roots(&loaded.roots)
@@ -483,11 +487,11 @@ fn validate(catalog: &Catalog, args: &ValidateArgs) -> anyhow::Result<ExitCode> 
         let base = roots
             .get(root as usize)
             .map_or_else(|| format!("#{root}"), |r| r.path.display().to_string());
-        if path.is_empty() {
+        crate::logsafe::escape(&if path.is_empty() {
             base
         } else {
             format!("{}/{path}", base.trim_end_matches('/'))
-        }
+        })
     };
     let (mut ok, mut warnings, mut errors) = (0usize, 0usize, 0usize);
     let mut out = std::io::stdout().lock();
@@ -536,7 +540,8 @@ fn validate(catalog: &Catalog, args: &ValidateArgs) -> anyhow::Result<ExitCode> 
     })
 }
 
-/// Collapse whitespace so a value fits on one line.
+/// Collapse whitespace so a value fits on one line, and escape any other control character
+/// (the value may come from a skill file).
 fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    crate::logsafe::escape(&s.split_whitespace().collect::<Vec<_>>().join(" "))
 }
