@@ -716,8 +716,9 @@ const ROOT_MAY_LOWER: [&str; 6] = [
     "assets.inline_text_max_bytes",
 ];
 
-/// Sections whose known keys only the operator sets (`--config FILE`, the environment, flags).
-const OPERATOR_SECTIONS: [&str; 7] = [
+/// The sections a root's `config.yaml` is filtered in: there, a known key not allowed above is
+/// the operator's alone (`--config FILE`, the environment, flags).
+const FILTERED_SECTIONS: [&str; 7] = [
     "matching",
     "refresh",
     "scripts",
@@ -747,7 +748,7 @@ fn restrict_root_layer(layer: &mut Layer, below: &Value, warnings: &mut Vec<Stri
             crate::logsafe::escape(&key)
         ));
     };
-    for section in OPERATOR_SECTIONS {
+    for section in FILTERED_SECTIONS {
         let Some(Value::Mapping(keys)) = top.get_mut(section) else {
             if top.contains_key(section) && !matches!(top.get(section), Some(Value::Null)) {
                 // Not a mapping: only a whole-section value, always operator-only here.

@@ -65,26 +65,23 @@ pub fn at_start() {
 mod prctl {
     use libc::{PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, PR_CAPBSET_DROP, PR_CAPBSET_READ};
 
+    /// `prctl` is variadic: every argument is passed as the full `unsigned long` the kernel
+    /// reads (unused ones must be 0 for `PR_CAP_AMBIENT`).
+    const ZERO: libc::c_ulong = 0;
+
     pub fn capbset_read(cap: u32) -> i32 {
         // SAFETY: see the module docs.
-        unsafe { libc::prctl(PR_CAPBSET_READ, libc::c_ulong::from(cap), 0, 0, 0) }
+        unsafe { libc::prctl(PR_CAPBSET_READ, libc::c_ulong::from(cap), ZERO, ZERO, ZERO) }
     }
 
     pub fn capbset_drop(cap: u32) -> i32 {
         // SAFETY: see the module docs.
-        unsafe { libc::prctl(PR_CAPBSET_DROP, libc::c_ulong::from(cap), 0, 0, 0) }
+        unsafe { libc::prctl(PR_CAPBSET_DROP, libc::c_ulong::from(cap), ZERO, ZERO, ZERO) }
     }
 
     pub fn clear_ambient() {
+        let clear_all = PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong;
         // SAFETY: see the module docs.
-        let _ = unsafe {
-            libc::prctl(
-                PR_CAP_AMBIENT,
-                PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
-                0,
-                0,
-                0,
-            )
-        };
+        let _ = unsafe { libc::prctl(PR_CAP_AMBIENT, clear_all, ZERO, ZERO, ZERO) };
     }
 }
