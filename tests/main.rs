@@ -12,3 +12,4 @@ mod mcp;
 mod protocol;
 mod runtime;
 mod scripts;
+mod security;

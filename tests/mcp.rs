@@ -1247,11 +1247,6 @@ mod config_tests {
                 "sh",
             ),
             (
-                "analytics:\n  endpoint: ftp://x\n",
-                "analytics.endpoint",
-                "ftp://x",
-            ),
-            (
                 "matching:\n  algorithm: fuzzy\n",
                 "matching.algorithm",
                 "fuzzy",
@@ -1271,6 +1266,16 @@ mod config_tests {
             assert!(e.contains(value), "{yaml}: {e}");
             assert!(e.contains("config.yaml"), "names the file: {e}");
         }
+        // Analytics is the operator's: a bad value in --config stops start-up, naming the file.
+        let c = TempDir::new().unwrap();
+        write(c.path(), "op.yaml", "analytics:\n  endpoint: ftp://x\n");
+        let mut opts = options(&[]);
+        opts.config_file = Some(c.path().join("op.yaml"));
+        let e = format!("{:#}", load(&opts).unwrap_err());
+        assert!(
+            e.contains("analytics.endpoint") && e.contains("ftp://x") && e.contains("op.yaml"),
+            "{e}"
+        );
         let mut opts = options(&[]);
         opts.env = env(&[("REFRESH_INTERVAL_MINUTES", "soon")]);
         let e = format!("{:#}", load(&opts).unwrap_err());

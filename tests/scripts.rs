@@ -1439,10 +1439,18 @@ Body.
         assert_eq!(o.status.code(), Some(1));
         assert!(stderr(&o).contains("disabled globally"), "{}", stderr(&o));
 
-        let tmp = tree(Some("scripts:\n  env_passthrough: [TOOL_HOME]\n"));
+        // The pass-through list is the operator's (`--config`), never a root's.
+        let tmp = tree(None);
+        let operator = tmp.path().join("operator.yaml");
+        std::fs::write(&operator, "scripts:\n  env_passthrough: [TOOL_HOME]\n").unwrap();
         let o = run(
             tmp.path(),
-            &["tools/_index", "scripts/env.sh"],
+            &[
+                "tools/_index",
+                "scripts/env.sh",
+                "--config",
+                operator.to_str().unwrap(),
+            ],
             &[("TOOL_HOME", "/opt/tool"), ("OTHER", "no")],
         );
         let out = json(&o)["stdout"].as_str().unwrap().to_string();

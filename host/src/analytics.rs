@@ -427,9 +427,15 @@ impl Analytics {
     ) -> UsageRecorded {
         match comment {
             Some(c) => {
-                eprintln!("skills-mcp: feedback: {skill_path}: useful={useful} comment={c:?}")
+                eprintln!(
+                    "skills-mcp: feedback: {}: useful={useful} comment={c:?}",
+                    crate::logsafe::Escaped(skill_path)
+                )
             }
-            None => eprintln!("skills-mcp: feedback: {skill_path}: useful={useful}"),
+            None => eprintln!(
+                "skills-mcp: feedback: {}: useful={useful}",
+                crate::logsafe::Escaped(skill_path)
+            ),
         }
         self.skill_feedback(skill_path, useful, comment);
         UsageRecorded {
@@ -523,7 +529,7 @@ impl Inner {
                 }
                 self.queue_dropped.fetch_add(dropped, Ordering::AcqRel);
                 let msg = format!("analytics buffer {}: {e}", self.buffer_path.display());
-                eprintln!("skills-mcp: analytics: {msg}");
+                eprintln!("skills-mcp: analytics: {}", crate::logsafe::Escaped(&msg));
                 FlushReport {
                     error: Some(msg),
                     ..FlushReport::default()
@@ -610,7 +616,8 @@ impl Inner {
             Err(e) => {
                 if !self.failing.swap(true, Ordering::AcqRel) {
                     eprintln!(
-                        "skills-mcp: analytics: {e}; keeping {count} events in {} for the next try",
+                        "skills-mcp: analytics: {}; keeping {count} events in {} for the next try",
+                        crate::logsafe::Escaped(e.to_string()),
                         self.buffer_path.display()
                     );
                 }

@@ -508,8 +508,10 @@ impl Builder<'_> {
                 Err(BuildFailure::Batch { root, files, trap }) => {
                     if let [file] = files.as_slice() {
                         eprintln!(
-                            "skills-mcp: leaving out {}/{file}: {trap:#}",
-                            self.names[root as usize].name
+                            "skills-mcp: leaving out {}/{}: {}",
+                            crate::logsafe::Escaped(&self.names[root as usize].name),
+                            crate::logsafe::Escaped(file),
+                            crate::logsafe::Escaped(format!("{trap:#}"))
                         );
                         excluded_reports.push(host_report(
                             root,
@@ -767,7 +769,11 @@ fn open_roots(
                 dirs.push(Some(dir));
             }
             Err(e) => {
-                eprintln!("skills-mcp: root {}: {e:#}", spec.name);
+                eprintln!(
+                    "skills-mcp: root {}: {}",
+                    crate::logsafe::Escaped(&spec.name),
+                    crate::logsafe::Escaped(format!("{e:#}"))
+                );
                 reports.push(host_report(root, "", Severity::Error, format!("{e:#}")));
                 listings.push(Listing {
                     entries: Vec::new(),
@@ -1129,8 +1135,9 @@ fn build_snapshot(
             }
             Ok(None) => {}
             Err(e) => eprintln!(
-                "skills-mcp: warning: ignoring the index cache {}: {e:#}; rebuilding it",
-                key.file().display()
+                "skills-mcp: warning: ignoring the index cache {}: {}; rebuilding it",
+                crate::logsafe::EscapedPath(key.file()),
+                crate::logsafe::Escaped(format!("{e:#}"))
             ),
         }
     }
@@ -1144,8 +1151,9 @@ fn build_snapshot(
         && let Err(e) = key.store(&mut built.live.guest, built.live.index)
     {
         eprintln!(
-            "skills-mcp: warning: could not write the index cache {}: {e:#}",
-            key.file().display()
+            "skills-mcp: warning: could not write the index cache {}: {}",
+            crate::logsafe::EscapedPath(key.file()),
+            crate::logsafe::Escaped(format!("{e:#}"))
         );
     }
     host_reports.extend(built.host_reports);

@@ -165,6 +165,7 @@ pub struct ValidateArgs {
 
 /// Entry point of the `skills-mcp` binary.
 pub fn main() -> ExitCode {
+    crate::harden::at_start();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -177,7 +178,10 @@ pub fn main() -> ExitCode {
         // The reader went away (`skills-mcp list | head`): nothing left to tell anyone.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("skills-mcp: error: {e:#}");
+            eprintln!(
+                "skills-mcp: error: {}",
+                crate::logsafe::Escaped(format!("{e:#}"))
+            );
             ExitCode::from(exit_code_of(&e))
         }
     }
@@ -288,7 +292,7 @@ fn open(
 ) -> anyhow::Result<(Catalog, crate::config::Config)> {
     let (loaded, _git) = load(global, explicit_roots.is_empty())?;
     for warning in &loaded.warnings {
-        eprintln!("skills-mcp: warning: {warning}");
+        eprintln!("skills-mcp: warning: {}", crate::logsafe::Escaped(warning));
     }
     let roots = if explicit_roots.is_empty() {
         crate::mcp::catalog_roots(&loaded.roots)
@@ -446,6 +450,7 @@ fn validate(catalog: &Catalog, args: &ValidateArgs) -> anyhow::Result<ExitCode> 
         .reports()?
         .iter()
         .map(crate::output::report)
+        .map(escaped_report)
         .collect();
     let roots: Vec<String> = catalog
         .roots()
@@ -463,3 +468,14 @@ fn validate(catalog: &Catalog, args: &ValidateArgs) -> anyhow::Result<ExitCode> 
 }
 
 use skills_engine::output::one_line;
+
+/// A report with its paths and messages escaped: they come from file names and skill files, and
+/// a control character in one must not reach the terminal raw.
+fn escaped_report(mut report: skills_engine::FileReport) -> skills_engine::FileReport {
+    report.path = crate::logsafe::escape(&report.path);
+    for d in &mut report.diagnostics {
+        d.path = crate::logsafe::escape(&d.path);
+        d.message = crate::logsafe::escape(&d.message);
+    }
+    report
+}

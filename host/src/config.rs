@@ -4,8 +4,12 @@
 //! # Precedence (lowest first; a later layer overrides an earlier one key by key)
 //!
 //! 1. the built-in defaults ([`Config::default`], printed by `skills-mcp example-config`);
-//! 2. `config.yaml` at each content root, in root order (a later root overrides an earlier one);
-//!    the `sources` section is ignored there (a root cannot add roots), with a warning;
+//! 2. `config.yaml` at each content root, in root order (a later root overrides an earlier one).
+//!    A skills root (a git source's included) is content, not configuration of the server: it
+//!    may set `matching`, lower the script and asset limits, turn scripts off and narrow the
+//!    allowed extensions; any other known key (`scripts.env_passthrough`, `scripts.runners`,
+//!    `analytics`, `sources`, `git`, `refresh`, a raised limit) is ignored there with a warning
+//!    naming the file and the key (see `restrict_root_layer`);
 //! 3. the file given with `--config FILE`;
 //! 4. environment variables: `ANALYTICS_ENDPOINT` (sets `analytics.endpoint` and
 //!    `analytics.enabled: true`), `REFRESH_INTERVAL_MINUTES` (sets `refresh.interval_minutes` and
@@ -554,14 +558,11 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded> {
         let text = std::fs::read_to_string(&file)
             .with_context(|| format!("reading {}", file.display()))?;
         let mut layer = parse_layer(file.display().to_string(), &text)?;
-        if let Value::Mapping(m) = &mut layer.value
-            && m.remove("sources").is_some()
-        {
-            warnings.push(format!(
-                "{}: the `sources` section is ignored in a root's {ROOT_CONFIG_FILE} (use --config FILE)",
-                layer.source
-            ));
-        }
+        // What the layers below (defaults, earlier roots) say: a root may only tighten it.
+        let below = layers
+            .iter()
+            .fold(Value::Null, |acc, l| merge(acc, l.value.clone()));
+        restrict_root_layer(&mut layer, &below, &mut warnings);
         layers.push(layer);
     }
     layers.extend(file_layer);
@@ -698,6 +699,126 @@ fn from_value(v: &Value, source: &str) -> Result<Config> {
         // serde_yaml names the key path (`matching.min_score: invalid type: ...`).
         anyhow::anyhow!("invalid configuration in {source}: {e}")
     })
+}
+
+/// Keys of a root's `config.yaml` that a skills root may set, whatever their value: how its
+/// skills are matched.
+const ROOT_MAY_SET: [&str; 4] = [
+    "matching.algorithm",
+    "matching.min_score",
+    "matching.ambiguity_threshold",
+    "matching.max_results",
+];
+
+/// Limits a root may lower (never raise) below what the defaults and earlier roots say.
+const ROOT_MAY_LOWER: [&str; 6] = [
+    "scripts.timeout_seconds",
+    "scripts.max_output_bytes",
+    "scripts.max_concurrent",
+    "scripts.kill_grace_seconds",
+    "assets.max_size_bytes",
+    "assets.inline_text_max_bytes",
+];
+
+/// The sections a root's `config.yaml` is filtered in: there, a known key not allowed above is
+/// the operator's alone (`--config FILE`, the environment, flags).
+const FILTERED_SECTIONS: [&str; 7] = [
+    "matching",
+    "refresh",
+    "scripts",
+    "assets",
+    "analytics",
+    "sources",
+    "git",
+];
+
+/// A skills root is content, not configuration of the server: drop from `layer` (a root's
+/// `config.yaml`) every key that only the operator may set, with a warning naming the file and
+/// the key. A root may set `matching`, lower the script and asset limits, turn scripts off
+/// (`scripts.enabled: false`) and narrow `scripts.allowed_extensions`; everything else
+/// (`scripts.env_passthrough`, `scripts.runners`, `analytics`, `sources`, `git`, `refresh`, a
+/// raised limit) is ignored. Unknown keys are left for the unknown-key warning; values of the
+/// wrong type are left for the type check (which names the file).
+fn restrict_root_layer(layer: &mut Layer, below: &Value, warnings: &mut Vec<String>) {
+    let Value::Mapping(top) = &mut layer.value else {
+        return;
+    };
+    let known = serde_yaml::to_value(Config::default()).expect("defaults serialize");
+    let file = crate::logsafe::escape(&layer.source);
+    let mut refused = |key: String, why: String| {
+        warnings.push(format!(
+            "{file}: `{}` ignored: {why} (a skills root is content and cannot configure the \
+             server; the operator sets it with --config FILE, the environment or a flag)",
+            crate::logsafe::escape(&key)
+        ));
+    };
+    for section in FILTERED_SECTIONS {
+        let Some(Value::Mapping(keys)) = top.get_mut(section) else {
+            if top.contains_key(section) && !matches!(top.get(section), Some(Value::Null)) {
+                // Not a mapping: only a whole-section value, always operator-only here.
+                top.remove(section);
+                refused(
+                    section.to_string(),
+                    "only the operator configures it".into(),
+                );
+            }
+            continue;
+        };
+        let names: Vec<Value> = keys.keys().cloned().collect();
+        for name in names {
+            let Some(name_str) = name.as_str().map(str::to_string) else {
+                continue;
+            };
+            let key = format!("{section}.{name_str}");
+            let is_known = known.get(section).and_then(|s| s.get(&name)).is_some()
+                || key == "refresh.interval_seconds"
+                || key == "sources.subpath";
+            if !is_known {
+                continue; // reported as an unknown key
+            }
+            let value = keys.get(&name).cloned().unwrap_or(Value::Null);
+            let current = below.get(section).and_then(|s| s.get(&name));
+            let verdict: Result<(), String> = if ROOT_MAY_SET.contains(&key.as_str()) {
+                Ok(())
+            } else if ROOT_MAY_LOWER.contains(&key.as_str()) {
+                match (value.as_u64(), current.and_then(Value::as_u64)) {
+                    (Some(v), Some(now)) if v > now => Err(format!(
+                        "a skills root may only lower this limit ({v} is above {now})"
+                    )),
+                    _ => Ok(()),
+                }
+            } else if key == "scripts.enabled" {
+                match value.as_bool() {
+                    Some(true) => Err("a skills root may only turn scripts off".into()),
+                    _ => Ok(()),
+                }
+            } else if key == "scripts.allowed_extensions" {
+                let now: Vec<&str> = current
+                    .and_then(Value::as_sequence)
+                    .map(|s| s.iter().filter_map(Value::as_str).collect())
+                    .unwrap_or_default();
+                let wider = value.as_sequence().is_some_and(|exts| {
+                    exts.iter()
+                        .filter_map(Value::as_str)
+                        .any(|e| !now.iter().any(|n| crate::scripts::same_extension(n, e)))
+                });
+                if wider {
+                    Err("a skills root may only narrow the allowed extensions".into())
+                } else {
+                    Ok(())
+                }
+            } else {
+                Err("only the operator configures it".into())
+            };
+            if let Err(why) = verdict {
+                keys.remove(&name);
+                refused(key, why);
+            }
+        }
+        if keys.is_empty() {
+            top.remove(section);
+        }
+    }
 }
 
 /// The environment as a layer.
@@ -879,7 +1000,9 @@ pub fn resolve_roots(
 /// The full default configuration, a comment on every key (`skills-mcp example-config`).
 pub const EXAMPLE_CONFIG: &str = r#"# skills-mcp configuration (every value below is the default).
 #
-# Put it in `config.yaml` at a skills root, or pass it with `--config FILE`.
+# Pass it with `--config FILE`. A skills root's own `config.yaml` is content, not configuration
+# of the server: there only `matching`, lower script and asset limits, `scripts.enabled: false`
+# and a narrower `scripts.allowed_extensions` apply; any other key is ignored with a warning.
 # Precedence, lowest first: defaults < config.yaml of each root (in root order)
 #   < --config FILE < environment variables < command-line flags.
 # Environment: ANALYTICS_ENDPOINT, REFRESH_INTERVAL_MINUTES, SKILLS_DIR, SKILLS_REPO,
@@ -962,7 +1085,7 @@ analytics:
   # Seconds a POST may take.
   timeout_seconds: 10
 
-# Where skills come from (ignored in a root's config.yaml).
+# Where skills come from.
 sources:
   # Use ~/.claude/skills, ~/.agents/skills, ./.claude/skills, ./.agents/skills and ./skills
   # when they exist.

@@ -235,7 +235,7 @@ impl GitSync {
                             repo.label
                         ),
                     };
-                    eprintln!("skills-mcp: git: {msg}");
+                    eprintln!("skills-mcp: git: {}", crate::logsafe::Escaped(&msg));
                     problems.push(msg);
                 }
             }
@@ -358,7 +358,10 @@ impl GitSync {
                 }
                 Err(e) => {
                     let msg = format!("{e:#}");
-                    eprintln!("skills-mcp: git: warning: {msg}; serving the previous commit");
+                    eprintln!(
+                        "skills-mcp: git: warning: {}; serving the previous commit",
+                        crate::logsafe::Escaped(&msg)
+                    );
                     errors.push(msg.clone());
                     status.error = Some(msg);
                 }

@@ -257,7 +257,10 @@ impl SkillsServer {
         let diagnostics = match catalog.diagnostics() {
             Ok(d) => d,
             Err(e) => {
-                eprintln!("skills-mcp: warning: no validation reports: {e:#}");
+                eprintln!(
+                    "skills-mcp: warning: no validation reports: {}",
+                    crate::logsafe::Escaped(format!("{e:#}"))
+                );
                 return;
             }
         };
@@ -273,14 +276,17 @@ impl SkillsServer {
                 Severity::Info => "info",
             };
             let line = d.line.map(|l| format!(":{l}")).unwrap_or_default();
+            // Paths and messages come from skill files: escaped, so they cannot forge lines.
             let text = format!(
                 "skills-mcp: {level}: {}/{}{line}: {}",
-                catalog
-                    .roots()
-                    .get(d.root as usize)
-                    .map_or_else(|| format!("root {}", d.root), |r| r.name.clone()),
-                d.path,
-                d.message
+                crate::logsafe::Escaped(
+                    catalog
+                        .roots()
+                        .get(d.root as usize)
+                        .map_or_else(|| format!("root {}", d.root), |r| r.name.clone())
+                ),
+                crate::logsafe::Escaped(&d.path),
+                crate::logsafe::Escaped(&d.message)
             );
             if !seen.contains(&text) {
                 out.push_str(&text);
@@ -374,7 +380,10 @@ fn catalogue(catalog: &Catalog, budget: usize) -> String {
 impl View {
     fn new(catalog: Catalog, generation: u64, router: &ToolRouter<SkillsServer>) -> Self {
         let skills = list_skills(&catalog).unwrap_or_else(|e| {
-            eprintln!("skills-mcp: error: listing the skills failed: {e:#}");
+            eprintln!(
+                "skills-mcp: error: listing the skills failed: {}",
+                crate::logsafe::Escaped(format!("{e:#}"))
+            );
             Vec::new()
         });
         let instructions = format!(
@@ -675,10 +684,14 @@ pub fn catalog_options(config: &Config) -> CatalogOptions {
 /// already synced ([`crate::git::start_blocking`]), refreshed every `refresh.interval`.
 pub fn run_stdio(loaded: &Loaded, git: Option<Arc<crate::git::GitSync>>) -> Result<()> {
     for w in &loaded.warnings {
-        eprintln!("skills-mcp: warning: {w}");
+        eprintln!("skills-mcp: warning: {}", crate::logsafe::Escaped(w));
     }
     for (i, root) in loaded.roots.iter().enumerate() {
-        eprintln!("skills-mcp: root {i}: {} ({:?})", root.name(), root.source);
+        eprintln!(
+            "skills-mcp: root {i}: {} ({:?})",
+            crate::logsafe::Escaped(root.name()),
+            root.source
+        );
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

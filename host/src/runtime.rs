@@ -235,6 +235,13 @@ impl Shared {
 }
 
 /// Compile [`COMPONENT`], or load the artifact a previous run of this very binary cached.
+///
+/// The artifact is native code, so it runs only when it is exactly what we wrote: the cache
+/// folder is ours (created 0700; owned by us and not writable by others), the file is ours
+/// (owned by us, a regular file not writable by others), its SHA-256 equals the one in its side
+/// file (`<name>.sha256`, written after it), and that side file names the embedded component's
+/// SHA-256. The bytes that are checked are the bytes that are loaded (read once into memory).
+/// On any mismatch the component is compiled (with one warning) and the cache rewritten.
 fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> anyhow::Result<Component> {
     let compile = || {
         Component::new(engine, COMPONENT)
@@ -244,40 +251,156 @@ fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> anyhow::Result<C
     let Some(dir) = cache_dir else {
         return compile();
     };
+    if let Err(why) = prepare_cache_dir(dir) {
+        eprintln!(
+            "skills-mcp: warning: not using the compiled-engine cache {}: {why}; compiling in memory",
+            crate::logsafe::EscapedPath(dir)
+        );
+        return compile();
+    }
     let file = dir.join(cache_file_name(engine));
-    if file.is_file() {
-        // SAFETY: `deserialize_file` trusts its input to be a well-formed artifact produced by
-        // `Component::serialize` of a compatible engine. The file is our own: this function
-        // writes it (atomically, via a rename) from `Component::serialize` in the per-user
-        // cache folder, and its name carries both the SHA-256 of the embedded component and
-        // the engine's `precompile_compatibility_hash`, so a different component or an
-        // incompatible wasmtime build never finds it. (Wasmtime also checks the artifact's
-        // header against the engine.) Anyone able to replace it could equally replace this
-        // binary.
-        #[allow(unsafe_code)]
-        let loaded = unsafe { Component::deserialize_file(engine, &file) };
-        match loaded {
-            Ok(component) => {
-                // Mark it as in use, so pruning (by age) spares it.
-                if let Ok(f) = std::fs::File::options().append(true).open(&file) {
-                    let _ = f.set_modified(std::time::SystemTime::now());
+    match verified_artifact(&file) {
+        Ok(Some(bytes)) => {
+            // SAFETY: `deserialize` trusts its input to be a well-formed artifact produced by
+            // `Component::serialize` of a compatible engine. These bytes are exactly the ones
+            // whose SHA-256 matches the side file this function wrote after serializing them,
+            // in a cache folder and file owned by us and writable by no one else, and the side
+            // file names the embedded component's digest (its name carries the engine's
+            // `precompile_compatibility_hash`). Wasmtime also checks the artifact's header.
+            // Damage (flipped bytes, truncation, another file swapped in) fails the digest and
+            // is never loaded. Anyone able to forge both files as us could replace this binary.
+            #[allow(unsafe_code)]
+            let loaded = unsafe { Component::deserialize(engine, &bytes) };
+            match loaded {
+                Ok(component) => {
+                    // Mark it as in use, so pruning (by age) spares it.
+                    for used in [file.clone(), side_file(&file)] {
+                        if let Ok(f) = std::fs::File::options().append(true).open(&used) {
+                            let _ = f.set_modified(std::time::SystemTime::now());
+                        }
+                    }
+                    return Ok(component);
                 }
-                return Ok(component);
+                Err(e) => eprintln!(
+                    "skills-mcp: warning: ignoring the cached engine {}: {}; compiling it again",
+                    crate::logsafe::EscapedPath(&file),
+                    crate::logsafe::Escaped(format!("{e}"))
+                ),
             }
-            Err(e) => eprintln!(
-                "skills-mcp: ignoring the cached engine {}: {e}",
-                file.display()
-            ),
         }
+        // Nothing cached yet (or a cache of an older skills-mcp without a side file).
+        Ok(None) => {}
+        Err(why) => eprintln!(
+            "skills-mcp: warning: ignoring the cached engine {}: {why}; compiling it again",
+            crate::logsafe::EscapedPath(&file)
+        ),
     }
     let component = compile()?;
     if let Err(e) = store_artifact(&component, dir, &file) {
         eprintln!(
-            "skills-mcp: could not cache the compiled engine in {}: {e:#}",
-            dir.display()
+            "skills-mcp: could not cache the compiled engine in {}: {}",
+            crate::logsafe::EscapedPath(dir),
+            crate::logsafe::Escaped(format!("{e:#}"))
         );
     }
     Ok(component)
+}
+
+/// The side file holding `<sha256 of the artifact> <sha256 of the embedded component>`.
+fn side_file(file: &Path) -> PathBuf {
+    let mut name = file.file_name().unwrap_or_default().to_os_string();
+    name.push(".sha256");
+    file.with_file_name(name)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Create the cache folder (0700) when missing; refuse one that is not ours or that others
+/// may write to.
+fn prepare_cache_dir(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
+    if !dir.exists() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| format!("cannot create it: {e}"))?;
+    }
+    let meta = std::fs::metadata(dir).map_err(|e| format!("cannot read it: {e}"))?;
+    if !meta.is_dir() {
+        return Err("it is not a directory".into());
+    }
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me {
+        return Err(format!(
+            "it is owned by uid {}, not by us (uid {me})",
+            meta.uid()
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "others may write to it (mode {:o})",
+            meta.mode() & 0o7777
+        ));
+    }
+    Ok(())
+}
+
+/// The artifact's bytes when they pass every check; `Ok(None)` when there is no artifact or no
+/// side file yet; `Err(why)` when something is there that must not be loaded.
+fn verified_artifact(file: &Path) -> Result<Option<Vec<u8>>, String> {
+    use sha2::Digest as _;
+    use std::io::Read as _;
+    use std::os::unix::fs::MetadataExt as _;
+    let mut f = match std::fs::File::open(file) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot open it: {e}")),
+    };
+    let side = match std::fs::read_to_string(side_file(file)) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("cannot read its digest file: {e}")),
+    };
+    let meta = f.metadata().map_err(|e| format!("cannot read it: {e}"))?;
+    let me = rustix::process::geteuid().as_raw();
+    if !meta.is_file() {
+        return Err("it is not a regular file".into());
+    }
+    if meta.uid() != me {
+        return Err(format!(
+            "it is owned by uid {}, not by us (uid {me})",
+            meta.uid()
+        ));
+    }
+    if meta.mode() & 0o022 != 0 {
+        return Err(format!(
+            "others may write to it (mode {:o})",
+            meta.mode() & 0o7777
+        ));
+    }
+    let mut fields = side.split_whitespace();
+    let (Some(want), Some(component)) = (fields.next(), fields.next()) else {
+        return Err("its digest file is damaged".into());
+    };
+    if component != hex(component_digest()) {
+        return Err("its digest file names another engine component".into());
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    f.read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read it: {e}"))?;
+    if hex(&sha2::Sha256::digest(&bytes)) != want {
+        return Err(format!(
+            "its SHA-256 does not match {} (the file is damaged or was replaced)",
+            side_file(file)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        ));
+    }
+    Ok(Some(bytes))
 }
 
 /// SHA-256 of the embedded [`COMPONENT`] (computed by `build.rs`): what on-disk caches of the
@@ -297,11 +420,34 @@ fn cache_file_name(engine: &Engine) -> String {
 }
 
 fn store_artifact(component: &Component, dir: &Path, file: &Path) -> anyhow::Result<()> {
+    use sha2::Digest as _;
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
     let bytes = component.serialize().map_err(wt)?;
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".engine-{}.tmp", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, file)?;
+    let write = |path: &Path, data: &[u8]| -> std::io::Result<()> {
+        let tmp = dir.join(format!(
+            ".{}-{}.tmp",
+            path.file_name().unwrap_or_default().to_string_lossy(),
+            std::process::id()
+        ));
+        let _ = std::fs::remove_file(&tmp);
+        let mut f = std::fs::File::options()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        f.write_all(data)?;
+        drop(f);
+        std::fs::rename(&tmp, path)
+    };
+    // The artifact first, then its digest: a reader that sees the new digest sees the new file.
+    write(file, &bytes)?;
+    let digest = format!(
+        "{} {}\n",
+        hex(&sha2::Sha256::digest(&bytes)),
+        hex(component_digest())
+    );
+    write(&side_file(file), digest.as_bytes())?;
     // Artifacts of other builds unused for a while are dead weight (best effort; recent ones
     // may belong to another installed build of skills-mcp that is still in use).
     let stale = std::time::SystemTime::now() - CACHE_MAX_AGE;
@@ -313,7 +459,8 @@ fn store_artifact(component: &Component, dir: &Path, file: &Path) -> anyhow::Res
                 .metadata()
                 .and_then(|m| m.modified())
                 .is_ok_and(|t| t < stale);
-            if name.starts_with("engine-") && name.ends_with(".cwasm") && old {
+            let artifact = name.ends_with(".cwasm") || name.ends_with(".cwasm.sha256");
+            if name.starts_with("engine-") && artifact && old {
                 let _ = std::fs::remove_file(entry.path());
             }
         }

@@ -8,8 +8,11 @@
 //! ([`RunResponse`]) plus the `script_executed` analytics data ([`ScriptExecuted`]).
 //!
 //! Sandbox, beyond the spec:
-//! - the runner is resolved on the script's `PATH` and spawned directly (no shell) with the
-//!   script path as its last argument; arguments travel only as `SKILL_ARG_<NAME>` variables;
+//! - the runner is resolved on the script's `PATH` and spawned directly (no shell); the script
+//!   is opened through its root's cap-std sandbox at spawn time and the runner is given that
+//!   open file (a symlink named like the script to `/proc/self/fd/N`, N inherited by the child
+//!   alone), so swapping a folder for a symlink after the checks cannot redirect it; arguments
+//!   travel only as `SKILL_ARG_<NAME>` variables;
 //! - the environment is cleared: only `PATH`, `HOME`, `LANG`, `LC_ALL`, `TMPDIR`, the
 //!   configured pass-through names and the arguments reach the script;
 //! - the script leads its own process group. On timeout the group gets SIGTERM, then after
@@ -39,6 +42,7 @@ pub use cascade::{
     ScriptDecl, ScriptError, ScriptPlan, arg_env_name, plan,
 };
 pub use config::ScriptsConfig;
+pub(crate) use config::same_extension;
 pub use exec::TIMEOUT_EXIT_CODE;
 
 /// The response of `run_script` (section 8.4), serialised as is.
@@ -193,8 +197,10 @@ impl ScriptRunner {
             Ok(finished) => finished,
             Err(e) => {
                 eprintln!(
-                    "[skills-mcp] run_script failed: skill={:?} file={:?}: {e}",
-                    plan.skill_path, plan.file
+                    "[skills-mcp] run_script failed: skill={:?} file={:?}: {}",
+                    plan.skill_path,
+                    plan.file,
+                    crate::logsafe::Escaped(e.to_string())
                 );
                 return Err(e);
             }
@@ -252,10 +258,11 @@ impl ScriptRunner {
 
 fn log_refusal(request: &RunRequest, e: &ScriptError) {
     eprintln!(
-        "[skills-mcp] run_script refused: skill={:?} file={:?} error={}: {e}",
+        "[skills-mcp] run_script refused: skill={:?} file={:?} error={}: {}",
         request.skill_path,
         request.file,
-        e.code()
+        e.code(),
+        crate::logsafe::Escaped(e.to_string())
     );
 }
 
@@ -291,7 +298,11 @@ pub fn cli_run(
             Ok(ExitCode::from(if outcome.response.success { 0 } else { 1 }))
         }
         Err(e) => {
-            eprintln!("skills-mcp: error: {e} [{}]", e.code());
+            eprintln!(
+                "skills-mcp: error: {} [{}]",
+                crate::logsafe::Escaped(e.to_string()),
+                e.code()
+            );
             let usage = matches!(
                 e,
                 ScriptError::PathTraversal { .. }

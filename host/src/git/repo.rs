@@ -174,7 +174,11 @@ impl Repo {
         let tree = self.trees_dir().join(&commit);
         let root = self.resolve_root(&tree).ok()?;
         if let Err(e) = self.point_current(&root) {
-            eprintln!("skills-mcp: git: {}: {e:#}", self.label);
+            eprintln!(
+                "skills-mcp: git: {}: {}",
+                self.label,
+                crate::logsafe::Escaped(format!("{e:#}"))
+            );
         }
         self.update_state(|s| {
             s.commit = Some(commit.clone());
@@ -211,8 +215,9 @@ impl Repo {
             Ok(commit) => commit,
             Err(e) => {
                 eprintln!(
-                    "skills-mcp: git: {}: repository unusable after fetch ({e:#}); re-cloning",
-                    self.label
+                    "skills-mcp: git: {}: repository unusable after fetch ({}); re-cloning",
+                    self.label,
+                    crate::logsafe::Escaped(format!("{e:#}"))
                 );
                 self.clone_fresh().await?;
                 self.remote_head().await?
@@ -223,9 +228,10 @@ impl Repo {
             && let Err(e) = self.materialize(&new).await
         {
             eprintln!(
-                "skills-mcp: git: {}: could not check out {} ({e:#}); re-cloning",
+                "skills-mcp: git: {}: could not check out {} ({}); re-cloning",
                 self.label,
-                short(&new)
+                short(&new),
+                crate::logsafe::Escaped(format!("{e:#}"))
             );
             self.clone_fresh().await?;
             self.materialize(&new).await?;
@@ -573,7 +579,11 @@ impl Repo {
         match self.runner.run("counting changed files", &args, &[]).await {
             Ok(out) => out.split('\0').filter(|s| !s.is_empty()).count() as u64,
             Err(e) => {
-                eprintln!("skills-mcp: git: {}: {e:#}", self.label);
+                eprintln!(
+                    "skills-mcp: git: {}: {}",
+                    self.label,
+                    crate::logsafe::Escaped(format!("{e:#}"))
+                );
                 0
             }
         }

@@ -216,8 +216,9 @@ pub(crate) fn entry(view: &View, info: &Listed) -> Arc<Result<Entry, String>> {
     let built = Arc::new(build(view, info));
     if let Err(why) = built.as_ref() {
         eprintln!(
-            "skills-mcp: warning: skill {} is left out of the Skills extension: {why}",
-            info.skill_path
+            "skills-mcp: warning: skill {} is left out of the Skills extension: {}",
+            crate::logsafe::Escaped(&info.skill_path),
+            crate::logsafe::Escaped(why.to_string())
         );
     }
     view.extension

@@ -42,7 +42,10 @@ pub fn watch(server: SkillsServer, roots: Vec<PathBuf>, debounce: Duration) -> R
                 let _ = tx.send(());
             }
         }
-        Err(e) => eprintln!("skills-mcp: warning: file watcher: {e}"),
+        Err(e) => eprintln!(
+            "skills-mcp: warning: file watcher: {}",
+            crate::logsafe::Escaped(e.to_string())
+        ),
     };
     // Symlinks are not followed: the index never follows them either.
     let config = notify::Config::default().with_follow_symlinks(false);
@@ -66,7 +69,8 @@ pub fn watch(server: SkillsServer, roots: Vec<PathBuf>, debounce: Duration) -> R
             match server.reindex().await {
                 Ok(n) => eprintln!("skills-mcp: skills changed on disk; {n} skills indexed"),
                 Err(e) => eprintln!(
-                    "skills-mcp: error: reindexing failed, the previous index keeps serving: {e:#}"
+                    "skills-mcp: error: reindexing failed, the previous index keeps serving: {}",
+                    crate::logsafe::Escaped(format!("{e:#}"))
                 ),
             }
         }

@@ -274,8 +274,11 @@ pub struct ScriptPlan {
     pub file: String,
     /// The skill the script is inherited from, if any.
     pub from: Option<String>,
-    /// The script, absolute.
+    /// The script, absolute (as checked; the runner is given the file opened through the
+    /// root's sandbox at spawn time, not this path).
     pub script_path: PathBuf,
+    /// The skill root holding the script, canonical: the sandbox the script is opened through.
+    pub root_dir: PathBuf,
     /// The runner program, resolved on the script's PATH.
     pub program: PathBuf,
     /// The runner's leading arguments; the script path follows them.
@@ -418,6 +421,10 @@ pub fn plan(
         return Err(file_missing());
     }
     let script_path = checked_script_path(&located).ok_or_else(file_missing)?;
+    let root_dir = located
+        .root_dir
+        .canonicalize()
+        .map_err(|_| file_missing())?;
 
     // 9. A runner is configured, and found.
     let Some((runner, runner_args)) = config.runner_for(&extension) else {
@@ -452,6 +459,7 @@ pub fn plan(
         file: located.file.clone(),
         from: located.from.clone(),
         script_path,
+        root_dir,
         program,
         program_args: runner_args,
         cwd,

@@ -2,6 +2,7 @@
 //! SIGTERM then SIGKILL to the whole group on timeout.
 
 use std::os::unix::process::ExitStatusExt;
+use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -88,11 +89,101 @@ fn exit_code(status: &ExitStatus) -> i32 {
         .unwrap_or(-1)
 }
 
+/// Open the planned script through its root's sandbox (cap-std: no `..`, no absolute path, no
+/// symlink leads out of the root) and check that it is a regular file. What the runner is then
+/// given is this open file (`/proc/self/fd/N`), so swapping a folder or the file for a symlink
+/// after the checks cannot make it run anything else.
+fn open_script(plan: &ScriptPlan) -> Result<std::fs::File, ScriptError> {
+    let missing = |why: String| ScriptError::FileMissing {
+        file: plan.file.clone(),
+        path: PathBuf::from(format!("{} ({why})", plan.script_path.display())),
+    };
+    let rel = plan
+        .script_path
+        .strip_prefix(&plan.root_dir)
+        .map_err(|_| missing("not inside its root".into()))?;
+    let root = cap_std::fs::Dir::open_ambient_dir(&plan.root_dir, cap_std::ambient_authority())
+        .map_err(|e| missing(format!("cannot open its root: {e}")))?;
+    let file = root
+        .open(rel)
+        .map_err(|e| missing(format!("cannot open it inside its root: {e}")))?;
+    let meta = file.metadata().map_err(|e| missing(e.to_string()))?;
+    if !meta.is_file() {
+        return Err(missing("not a regular file".into()));
+    }
+    Ok(file.into_std())
+}
+
+/// Let the child inherit one descriptor (every descriptor of the server is close-on-exec).
+///
+/// SAFETY: the closure runs in the forked child before `exec`; it calls only `fcntl`, which is
+/// async-signal-safe, allocates nothing, and touches only the descriptor number it captured,
+/// which the parent keeps open until the spawn returns.
+#[allow(unsafe_code)]
+fn inherit_fd(command: &mut Command, fd: std::os::fd::RawFd) {
+    // SAFETY: see above.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+/// A private folder (0700, removed on drop) holding one symlink named like the script
+/// (`check.ts`) to `/proc/self/fd/N`: resolved by the runner, it is the runner's own descriptor
+/// N, the file opened through the sandbox, while the runner still sees the script's name and
+/// extension (which some runners, `tsx` for one, go by).
+struct Alias(PathBuf);
+
+impl Alias {
+    fn new(plan: &ScriptPlan, fd: std::os::fd::RawFd) -> Result<(Self, PathBuf), ScriptError> {
+        use std::os::unix::fs::DirBuilderExt as _;
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let dir = std::env::temp_dir().join(format!(
+            "skills-mcp-run-{}-{}-{nanos:x}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| ScriptError::SpawnFailed(format!("{}: {e}", dir.display())))?;
+        let alias = Self(dir);
+        let name = plan
+            .script_path
+            .file_name()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("script"));
+        let link = alias.0.join(name);
+        std::os::unix::fs::symlink(format!("/proc/self/fd/{fd}"), &link)
+            .map_err(|e| ScriptError::SpawnFailed(format!("{}: {e}", link.display())))?;
+        Ok((alias, link))
+    }
+}
+
+impl Drop for Alias {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
 pub(crate) async fn execute(plan: &ScriptPlan, limits: Limits) -> Result<Finished, ScriptError> {
+    use std::os::fd::AsRawFd as _;
+    let script = open_script(plan)?;
+    let (_alias, link) = Alias::new(plan, script.as_raw_fd())?;
     let mut command = Command::new(&plan.program);
+    inherit_fd(&mut command, script.as_raw_fd());
     command
         .args(&plan.program_args)
-        .arg(&plan.script_path)
+        .arg(&link)
         .current_dir(&plan.cwd)
         .env_clear()
         .envs(plan.env.iter().map(|(k, v)| (k, v)))
@@ -107,6 +198,8 @@ pub(crate) async fn execute(plan: &ScriptPlan, limits: Limits) -> Result<Finishe
     let mut child = command
         .spawn()
         .map_err(|e| ScriptError::SpawnFailed(format!("{}: {e}", plan.program.display())))?;
+    // The child has its own copy of the descriptor now.
+    drop(script);
     // The child leads its own group: its pid is the group id.
     let group = Group(child.id().and_then(|id| Pid::from_raw(id as i32)));
 
