@@ -10,3 +10,4 @@ mod index_cache;
 mod mcp;
 mod runtime;
 mod scripts;
+mod skills_extension;

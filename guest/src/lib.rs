@@ -24,6 +24,7 @@ pub mod assets;
 pub mod bytes;
 pub mod codec;
 pub mod discover;
+pub mod extension;
 pub mod frontmatter;
 pub mod paths;
 pub mod resolve;
