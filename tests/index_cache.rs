@@ -99,10 +99,11 @@ fn observe(c: &Catalog) -> String {
     put("diagnostics", &c.diagnostics().unwrap());
     put("tree", &c.tree(None).unwrap());
     put("list", &c.list_json(None).unwrap());
+    put("extension", &c.extension_skills().unwrap());
     let skills = c.skills().unwrap();
     for s in &skills {
         put("resolve", &c.resolve(&s.skill_path));
-        put("skill_md", &c.skill_md(&s.skill_path));
+        put("skill_md", &c.extension_skill_md(&s.skill_path));
         let manifest = c.manifest(&s.skill_path);
         for f in manifest.iter().flatten() {
             put("asset", &c.locate_asset(&s.skill_path, &f.relative));

@@ -13,3 +13,4 @@ mod protocol;
 mod runtime;
 mod scripts;
 mod security;
+mod skills_extension;

@@ -297,8 +297,27 @@ impl x::GuestIndex for IndexResource {
             .map_err(error)
     }
 
-    fn skill_md(&self, skill_path: String) -> Result<Vec<u8>, t::Error> {
-        self.get().skill_md(&HostFiles, &skill_path).map_err(error)
+    fn extension_skills(&self) -> Vec<t::ExtensionSkill> {
+        self.get()
+            .extension_skills()
+            .into_iter()
+            .map(|s| t::ExtensionSkill {
+                skill_path: s.skill_path,
+                ext_path: s.ext_path,
+            })
+            .collect()
+    }
+
+    fn extension_skill_md(&self, skill_path: String) -> Result<t::ServedSkillMd, t::Error> {
+        self.get()
+            .extension_skill_md(&HostFiles, &skill_path)
+            .map(|s| t::ServedSkillMd {
+                ext_path: s.ext_path,
+                name: s.name,
+                bytes: s.bytes,
+                frontmatter_json: s.frontmatter_json,
+            })
+            .map_err(error)
     }
 
     fn reports(&self) -> Result<Vec<t::FileReport>, t::Error> {

@@ -43,12 +43,14 @@
 //!   relative to that folder.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::OnceLock;
 
 use serde_yaml::{Mapping, Value};
 
 use crate::assets::{self, DeclContext};
 use crate::bytes;
 use crate::discover::{self, Listing, Role};
+use crate::extension::{self, ExtensionMap, Kind};
 use crate::frontmatter::{self, Block, Note, Split};
 use crate::keyword;
 use crate::model::*;
@@ -162,6 +164,8 @@ pub struct Index {
     finished: bool,
     /// A snapshot being restored (see `snapshot`).
     restoring: Option<Box<snapshot::Restoring>>,
+    /// Where the Skills extension lists each skill (made on first use after `finish`).
+    extension: OnceLock<ExtensionMap>,
 }
 
 impl Index {
@@ -179,6 +183,7 @@ impl Index {
             search_index: None,
             finished: false,
             restoring: None,
+            extension: OnceLock::new(),
         }
     }
 
@@ -763,6 +768,33 @@ impl Index {
                 ));
             }
         }
+        // The Skills extension's names (see `crate::extension`): renamed and left-out skills.
+        let map = ExtensionMap::new(docs.iter().map(|d| d.skill_path.as_str()));
+        for (i, m) in metas.iter().enumerate() {
+            let note = match (map.ext_path(i), map.kinds[i]) {
+                (Ok(ext), Some(Kind::Derived)) => Note::new(
+                    None,
+                    Severity::Info,
+                    format!(
+                        "the Skills extension lists it as `skill://{ext}/SKILL.md` (name `{}`): its last path segment is not a valid skill name; the tools serve it as `{}`",
+                        extension::name_of(ext),
+                        docs[i].skill_path
+                    ),
+                ),
+                (Err(why), _) => Note::new(
+                    None,
+                    Severity::Warning,
+                    format!(
+                        "left out of the Skills extension (`skills/list`, `skill://` resources): {why}; the tools still serve it as `{}`",
+                        docs[i].skill_path
+                    ),
+                ),
+                _ => continue,
+            };
+            let (root, file) = (m.root, m.file.clone());
+            self.report(root, &file).notes.push(note);
+        }
+        self.extension = OnceLock::from(map);
         self.search_index = Some(builder.build(
             analysed,
             docs.iter().map(|d| d.skill_path.clone()).collect(),
@@ -880,6 +912,14 @@ impl Index {
             .into_iter()
             .flatten()
             .find_map(|p| self.position(p))
+        {
+            return Ok(self.info(i));
+        }
+        // The path the Skills extension lists it under (`api` for `api/_index`).
+        if let Some(i) = [q, q.trim_end_matches('/')]
+            .into_iter()
+            .chain(q.strip_suffix("/SKILL.md"))
+            .find_map(|p| self.extension_map().skill_at(p))
         {
             return Ok(self.info(i));
         }
@@ -1314,26 +1354,84 @@ impl Index {
         Ok(out)
     }
 
-    /// `SKILL.md` bytes: the file itself for an Agent Skills folder; for a hierarchical skill a
-    /// generated one (name from the skill path, made Agent-Skills-valid; the description; the
-    /// resolved content as body).
-    pub fn skill_md(&self, files: &dyn Files, skill_path: &str) -> Result<Vec<u8>, Error> {
+    /// Where the Skills extension lists each skill (see [`crate::extension`]).
+    pub fn extension_map(&self) -> &ExtensionMap {
+        self.extension
+            .get_or_init(|| ExtensionMap::new(self.docs.iter().map(|d| d.skill_path.as_str())))
+    }
+
+    /// Every skill the Skills extension lists, sorted by ext path (empty before `finish`).
+    pub fn extension_skills(&self) -> Vec<ExtensionSkill> {
+        self.extension_map()
+            .listed
+            .iter()
+            .map(|(ext, i)| ExtensionSkill {
+                skill_path: self.docs[*i].skill_path.clone(),
+                ext_path: ext.clone(),
+            })
+            .collect()
+    }
+
+    /// The `SKILL.md` the Skills extension serves for a skill, with its frontmatter (see
+    /// [`crate::extension`]). For an Agent Skills folder: the file itself when its frontmatter
+    /// already says the extension's name (and a description), else the file with those lines
+    /// set; for a hierarchical skill: its frontmatter with the name set, and the resolved
+    /// content as body. A skill the extension leaves out is `invalid-argument` saying why.
+    pub fn extension_skill_md(
+        &self,
+        files: &dyn Files,
+        skill_path: &str,
+    ) -> Result<ServedSkillMd, Error> {
         let i = self.find(skill_path)?;
+        let ext_path = self.extension_map().ext_path(i).map_err(|why| {
+            Error::InvalidArgument(format!(
+                "the skill `{skill_path}` is not served by the Skills extension: {why}"
+            ))
+        })?;
+        let name = extension::name_of(ext_path);
         let m = &self.metas[i];
-        match m.shape {
-            SkillShape::AgentSkill => files.read(m.root, &m.file).map_err(|e| {
-                Error::ReadFailed(format!("cannot read `{}` of root {}: {e}", m.file, m.root))
-            }),
+        let bytes = files.read(m.root, &m.file).map_err(|e| {
+            Error::ReadFailed(format!("cannot read `{}` of root {}: {e}", m.file, m.root))
+        })?;
+        let mut notes = Vec::new();
+        let text = frontmatter::decode(&bytes, &mut notes);
+        let Split::Found(block) = frontmatter::split(&text) else {
+            return Err(Error::Other(format!(
+                "`{}` has no frontmatter any more (changed since it was indexed?)",
+                m.file
+            )));
+        };
+        let clean = frontmatter::clean_yaml(&block, &mut notes);
+        let (yaml, map, changed) =
+            extension::fix_frontmatter(&clean, name, &self.docs[i].description)
+                .map_err(|why| Error::Other(format!("`{}`: {why}", m.file)))?;
+        let frontmatter_json = frontmatter::to_json(&map);
+        let bytes = match m.shape {
+            // Served as written when a reader that is not ours finds the same frontmatter.
+            SkillShape::AgentSkill
+                if !changed
+                    && notes.is_empty()
+                    && block.leading_blank_lines == 0
+                    && matches!(clean, std::borrow::Cow::Borrowed(_)) =>
+            {
+                bytes
+            }
+            SkillShape::AgentSkill => format!("---\n{yaml}---\n{}", block.body).into_bytes(),
             SkillShape::Hierarchical => {
                 let resolved = self.resolve(files, skill_path)?;
-                Ok(resolve::generated_skill_md(
-                    &resolve::agent_name(&self.docs[i].skill_path),
-                    &self.docs[i].description,
-                    &resolved.content,
-                )
-                .into_bytes())
+                let mut out = format!("---\n{yaml}---\n\n{}", resolved.content);
+                if !out.ends_with('\n') {
+                    out.push('\n');
+                }
+                out.into_bytes()
             }
-        }
+        };
+        Ok(ServedSkillMd {
+            ext_path: ext_path.to_owned(),
+            name: name.to_owned(),
+            bytes,
+            frontmatter_json,
+        })
     }
 
     /// Every examined file with its findings, sorted by root and path.

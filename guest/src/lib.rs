@@ -26,6 +26,7 @@ pub mod assets;
 pub mod bytes;
 pub mod codec;
 pub mod discover;
+pub mod extension;
 pub mod frontmatter;
 pub mod nesting;
 

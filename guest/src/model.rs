@@ -213,6 +213,26 @@ pub struct ManifestFile {
     pub size: u64,
 }
 
+/// A skill as the Skills extension lists it (see [`crate::extension`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtensionSkill {
+    /// The engine's skill path (what the tools accept).
+    pub skill_path: String,
+    /// Its path in the extension: `skill://<ext-path>/SKILL.md`; the last segment is its name.
+    pub ext_path: String,
+}
+
+/// The `SKILL.md` the Skills extension serves for a skill, and its frontmatter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServedSkillMd {
+    pub ext_path: String,
+    /// The `name` (the last segment of `ext_path`).
+    pub name: String,
+    pub bytes: Vec<u8>,
+    /// The frontmatter of `bytes`, parsed, as a JSON object.
+    pub frontmatter_json: String,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SizeError {
     pub path: String,

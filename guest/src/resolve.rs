@@ -1,4 +1,4 @@
-//! Content resolution (spec 6.1-6.2) and generated `SKILL.md` files.
+//! Content resolution (spec 6.1-6.2) and names derived from skill paths.
 //!
 //! Aggregation format, inferred from the spec 6.2 example: each skill of the chain (root
 //! first) is a section
@@ -95,17 +95,6 @@ pub fn agent_name(skill_path: &str) -> String {
     }
 }
 
-/// A generated `SKILL.md`: `name` and `description` frontmatter (the description as a
-/// YAML double-quoted scalar, which is safe for any text), a blank line, then `content`.
-pub fn generated_skill_md(name: &str, description: &str, content: &str) -> String {
-    let quoted = serde_json::to_string(description).unwrap_or_else(|_| "\"\"".into());
-    let mut out = format!("---\nname: {name}\ndescription: {quoted}\n---\n\n{content}");
-    if !out.ends_with('\n') {
-        out.push('\n');
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,25 +163,5 @@ mod tests {
         assert_eq!(agent_name("x/--a--b--"), "a-b");
         assert_eq!(agent_name("x/日本"), "skill");
         assert_eq!(agent_name(&"a".repeat(80)).len(), 64);
-    }
-
-    #[test]
-    fn generated_skill_md_is_valid_frontmatter() {
-        let md = generated_skill_md("auth", "Auth: \"quotes\"\nand lines", "body");
-        assert_eq!(
-            md,
-            "---\nname: auth\ndescription: \"Auth: \\\"quotes\\\"\\nand lines\"\n---\n\nbody\n"
-        );
-        let text = md.clone();
-        let crate::frontmatter::Split::Found(block) = crate::frontmatter::split(&text) else {
-            panic!("no frontmatter");
-        };
-        let map = crate::frontmatter::parse(&block, &mut Vec::new()).unwrap();
-        assert_eq!(
-            crate::frontmatter::get(&map, "description")
-                .and_then(crate::frontmatter::scalar_string)
-                .as_deref(),
-            Some("Auth: \"quotes\"\nand lines")
-        );
     }
 }

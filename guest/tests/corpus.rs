@@ -360,6 +360,7 @@ fn observe(idx: &Index, files: &FsFiles, queries: &[&str]) -> String {
     put("reports", &idx.reports());
     put("diagnostics", &idx.diagnostics());
     put("tree", &idx.tree(None));
+    put("extension", &idx.extension_skills());
     let mut asked: Vec<String> = queries.iter().map(|q| q.to_string()).collect();
     for s in idx.skills() {
         let p = &s.skill_path;
@@ -367,7 +368,7 @@ fn observe(idx: &Index, files: &FsFiles, queries: &[&str]) -> String {
         put("get by name", &idx.get(&s.name));
         put("suggest", &idx.suggest(&p[..p.len() / 2], 3));
         put("resolve", &idx.resolve(files, p));
-        put("skill_md", &idx.skill_md(files, p));
+        put("skill_md", &idx.extension_skill_md(files, p));
         put("tree below", &idx.tree(Some(p)));
         let manifest = idx.manifest(p);
         put("manifest", &manifest);

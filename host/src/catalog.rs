@@ -34,9 +34,10 @@ use serde_json::{Value, json};
 use crate::index_cache::{self, ListingPrint};
 use crate::runtime::{
     AssetInfo, AssetLocation, Catalogue, Diagnostic, EngineConfig, EngineError, EngineErrorKind,
-    Entry, EntryKind, Explanation, FileData, FileReport, FileSource, Guest, GuestTrap, IndexHandle,
-    ManifestFile, NoFiles, ResolvedSkill, RouteOutcome, Runtime, RuntimeOptions, SearchHit,
-    Severity, SizeError, SkillInfo, SkillSummary, TreeNode, WalkPolicy,
+    Entry, EntryKind, Explanation, ExtensionSkill, FileData, FileReport, FileSource, Guest,
+    GuestTrap, IndexHandle, ManifestFile, NoFiles, ResolvedSkill, RouteOutcome, Runtime,
+    RuntimeOptions, SearchHit, ServedSkillMd, Severity, SizeError, SkillInfo, SkillSummary,
+    TreeNode, WalkPolicy,
 };
 
 /// Default largest asset served (`assets.max_size_bytes`, spec 12.3).
@@ -1032,9 +1033,15 @@ impl Catalog {
         self.with_index(|g, i| g.manifest(i, skill_path))
     }
 
-    /// `SKILL.md` bytes of a skill (generated for a hierarchical skill).
-    pub fn skill_md(&self, skill_path: &str) -> anyhow::Result<Vec<u8>> {
-        self.with_index(|g, i| g.skill_md(i, skill_path))
+    /// Every skill the Skills extension lists (with its path there), sorted by that path.
+    pub fn extension_skills(&self) -> anyhow::Result<Vec<ExtensionSkill>> {
+        self.with_index(|g, i| g.extension_skills(i))
+    }
+
+    /// The `SKILL.md` the Skills extension serves for a skill (by skill path), with its
+    /// frontmatter as JSON.
+    pub fn extension_skill_md(&self, skill_path: &str) -> anyhow::Result<ServedSkillMd> {
+        self.with_index(|g, i| g.extension_skill_md(i, skill_path))
     }
 
     /// Every examined file with its findings, the host's included (root errors, unreadable,

@@ -55,7 +55,10 @@ use tokio::sync::broadcast;
 use crate::{
     catalog::{Catalog, CatalogOptions, RootSpec as CatalogRoot},
     config::{self, Config, Loaded},
-    runtime::{Algorithm, EngineConfig, EngineError, EngineErrorKind, Severity, SkillSummary},
+    runtime::{
+        Algorithm, EngineConfig, EngineError, EngineErrorKind, ExtensionSkill, Severity,
+        SkillSummary,
+    },
 };
 
 pub use reload::watch;
@@ -111,6 +114,9 @@ pub(crate) struct View {
     pub instructions: String,
     /// The `get_skill` description, catalogue included (under 2,048 characters).
     pub get_skill_description: String,
+    /// Every skill the Skills extension lists, with its path there, sorted by that path (the
+    /// engine decides both).
+    pub ext: Vec<ExtensionSkill>,
     /// Skills extension entries built so far.
     pub extension: extension::Cache,
 }
@@ -397,10 +403,15 @@ impl View {
             .unwrap_or_default();
         let budget = MAX_TOOL_DESCRIPTION.saturating_sub(base.chars().count() + 2);
         let get_skill_description = format!("{base}\n\n{}", catalogue(&catalog, budget));
+        let ext = catalog.extension_skills().unwrap_or_else(|e| {
+            eprintln!("skills-mcp: error: listing the Skills extension's skills failed: {e:#}");
+            Vec::new()
+        });
         Self {
             catalog,
             generation,
             skills,
+            ext,
             instructions,
             get_skill_description,
             extension: extension::Cache::default(),

@@ -35,9 +35,10 @@ mod bindings {
 
 pub use bindings::skills_mcp::engine::types::{
     Algorithm, AssetInfo, AssetLocation, Catalogue, CatalogueTier, Diagnostic, EngineConfig, Entry,
-    EntryKind, Error as EngineErrorKind, Execution, ExplainTerm, Explanation, FileData, FileReport,
-    ManifestFile, ResolvedSkill, RouteOutcome, ScriptArg, ScriptInfo, SearchHit, Severity,
-    SizeError, SkillInfo, SkillShape, SkillSummary, TreeNode, WalkPolicy,
+    EntryKind, Error as EngineErrorKind, Execution, ExplainTerm, Explanation, ExtensionSkill,
+    FileData, FileReport, ManifestFile, ResolvedSkill, RouteOutcome, ScriptArg, ScriptInfo,
+    SearchHit, ServedSkillMd, Severity, SizeError, SkillInfo, SkillShape, SkillSummary, TreeNode,
+    WalkPolicy,
 };
 
 use bindings::SkillsEngine;
@@ -895,9 +896,21 @@ impl Guest {
         self.typed(&format!("listing the files of the skill {skill_path:?}"), r)
     }
 
-    pub fn skill_md(&mut self, index: IndexHandle, skill_path: &str) -> anyhow::Result<Vec<u8>> {
-        let r = self.engine_call("index.skill-md", |s, e| {
-            e.index().call_skill_md(s, index.0, skill_path)
+    /// Every skill the Skills extension lists, sorted by ext path.
+    pub fn extension_skills(&mut self, index: IndexHandle) -> anyhow::Result<Vec<ExtensionSkill>> {
+        self.engine_call("index.extension-skills", |s, e| {
+            e.index().call_extension_skills(s, index.0)
+        })
+    }
+
+    /// The `SKILL.md` the Skills extension serves for a skill, with its frontmatter.
+    pub fn extension_skill_md(
+        &mut self,
+        index: IndexHandle,
+        skill_path: &str,
+    ) -> anyhow::Result<ServedSkillMd> {
+        let r = self.engine_call("index.extension-skill-md", |s, e| {
+            e.index().call_extension_skill_md(s, index.0, skill_path)
         });
         self.typed(&format!("rendering SKILL.md of {skill_path:?}"), r)
     }

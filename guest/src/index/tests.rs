@@ -496,10 +496,43 @@ fn hierarchical_manifest_and_generated_skill_md() {
         ]
     );
     assert_eq!(idx.manifest("no-inherit").unwrap().len(), 1);
-    let md = String::from_utf8(idx.skill_md(&mem, "ui/_index").unwrap()).unwrap();
+    // Served by the Skills extension as `skill://ui/SKILL.md`: the file's own frontmatter
+    // with the name, and the resolved content.
+    let served = idx.extension_skill_md(&mem, "ui/_index").unwrap();
     assert_eq!(
-        md,
-        "---\nname: ui\ndescription: \"UI rules\"\n---\n\n=== GLOBAL RULES (from _root.md) ===\n\nGlobal rules\n\n=== UI (from ui/_index.md) ===\n\nUI rules\n"
+        (served.ext_path.as_str(), served.name.as_str()),
+        ("ui", "ui")
+    );
+    assert_eq!(
+        String::from_utf8(served.bytes).unwrap(),
+        "---\nname: ui\ndescription: UI rules\nkeywords: [ui]\nassets: [{file: design-tokens.json}]\n---\n\n=== GLOBAL RULES (from _root.md) ===\n\nGlobal rules\n\n=== UI (from ui/_index.md) ===\n\nUI rules\n"
+    );
+    assert_eq!(
+        served.frontmatter_json,
+        r#"{"name":"ui","description":"UI rules","keywords":["ui"],"assets":[{"file":"design-tokens.json"}]}"#
+    );
+    let root = idx.extension_skill_md(&mem, "_root").unwrap();
+    assert_eq!(root.ext_path, "root");
+    assert!(
+        String::from_utf8(root.bytes)
+            .unwrap()
+            .starts_with("---\nname: root\ndescription: Global rules\nkeywords: [global]\n")
+    );
+    // The tools keep the skill path; the extension's path finds the skill too.
+    assert_eq!(idx.get("ui").unwrap().skill_path, "ui/_index");
+    assert_eq!(idx.get("ui/_index").unwrap().skill_path, "ui/_index");
+    let listed: Vec<(String, String)> = idx
+        .extension_skills()
+        .into_iter()
+        .map(|s| (s.ext_path, s.skill_path))
+        .collect();
+    assert!(
+        listed.contains(&("root".into(), "_root".into())),
+        "{listed:?}"
+    );
+    assert!(
+        listed.windows(2).all(|w| w[0].0 < w[1].0),
+        "sorted by ext path"
     );
 }
 
@@ -508,7 +541,33 @@ fn agent_skill_md_is_served_verbatim() {
     let raw = "\u{FEFF}---\r\nname: pdf\r\ndescription: PDFs\r\n---\r\nBody\r\n";
     let mem = Mem::default().root("r", &[("pdf/SKILL.md", raw)]);
     let idx = mem.index();
-    assert_eq!(idx.skill_md(&mem, "pdf").unwrap(), raw.as_bytes());
+    let served = idx.extension_skill_md(&mem, "pdf").unwrap();
+    assert_eq!(served.bytes, raw.as_bytes());
+    assert_eq!(
+        served.frontmatter_json,
+        r#"{"name":"pdf","description":"PDFs"}"#
+    );
+    // A name that is not the folder's is set; the rest of the file is kept.
+    let renamed = Mem::default().root(
+        "r",
+        &[(
+            "my_tool/SKILL.md",
+            "---\r\nname: My Tool\r\ndescription: Tools\r\nlicense: MIT\r\n---\r\nBody\r\n",
+        )],
+    );
+    let served = renamed
+        .index()
+        .extension_skill_md(&renamed, "my_tool")
+        .unwrap();
+    assert_eq!(served.ext_path, "my-tool");
+    assert_eq!(
+        String::from_utf8(served.bytes).unwrap(),
+        "---\nname: my-tool\ndescription: Tools\nlicense: MIT\n---\nBody\n"
+    );
+    assert_eq!(
+        served.frontmatter_json,
+        r#"{"name":"my-tool","description":"Tools","license":"MIT"}"#
+    );
     assert_eq!(
         idx.resolve(&mem, "pdf").unwrap().content,
         "=== PDF (from pdf/SKILL.md) ===\n\nBody"
@@ -569,8 +628,13 @@ fn validation_findings_are_located_and_clear() {
     assert!(d[0].message.contains("never closed"));
     let (w, d) = one("Bad_Name/SKILL.md");
     assert_eq!(w, Some(Severity::Warning));
-    assert_eq!(d.len(), 3, "{d:#?}"); // charset, trailing hyphen, folder mismatch
-    assert!(d.iter().all(|x| x.line == Some(2)));
+    // charset, trailing hyphen, folder mismatch; then the name the Skills extension gives it
+    assert_eq!(d.len(), 4, "{d:#?}");
+    assert!(d[..3].iter().all(|x| x.line == Some(2)));
+    assert!(
+        d[3].message.contains("`skill://bad-name/SKILL.md`"),
+        "{d:#?}"
+    );
     let (_, d) = one("noname/SKILL.md");
     assert!(d.iter().any(|x| x.message.contains("blank line(s) before")));
     assert!(

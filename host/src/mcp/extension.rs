@@ -15,12 +15,25 @@
 //! `resources/read` matches the manifest.
 //!
 //! # Names
-//! The extension requires the last segment of the skill path to equal the frontmatter `name`.
-//! The frontmatter is served verbatim (as the engine's JSON), except that `name` is set to the
-//! last path segment when the file declares another one (or none); the declared name is then kept
-//! in the skill's `_meta` under [`DECLARED_NAME_META`]. A skill whose last path segment cannot
-//! appear in a URI unencoded, or that has more than [`MAX_FILES`] files or [`MAX_BYTES`] bytes, is
-//! left out of the extension (with a warning on stderr); the tools still serve it.
+//! The extension requires the last segment of the skill path in the URI to be a valid skill
+//! name equal to the frontmatter `name`. The engine decides (`extension-skills`, see the
+//! engine's `extension` module): a skill is listed under its *ext path*, which is its skill path
+//! except for the category nodes (`api/_index` is `skill://api/SKILL.md`, `_root` is
+//! `skill://root/SKILL.md`) and for last segments that are not valid names (a valid name is
+//! derived: `capsule_crm-automation` -> `capsule-crm-automation`); one ext path serves one skill,
+//! the others are left out (the engine reports them, `validate` shows it). The served `SKILL.md`
+//! and the entry's `frontmatter` come from one engine call (`extension-skill-md`): the file's
+//! frontmatter with `name` set, and that same frontmatter parsed. A declared name that differs
+//! is kept in the skill's `_meta` under [`DECLARED_NAME_META`]. A skill with more than
+//! [`MAX_FILES`] files or [`MAX_BYTES`] bytes is left out too (with a warning on stderr). The
+//! tools serve every skill by its skill path either way.
+//!
+//! # Pagination
+//! `skills/list` pages hold up to [`SKILLS_PAGE`] skills and stop early once a page's entries
+//! pass [`SKILLS_PAGE_BYTES`] of JSON. Cursors (of `skills/list` and `resources/list`) are
+//! opaque: they carry the ext path of the last skill served, so the next page starts after it
+//! even when the catalogue was reloaded in between (no skill is skipped or repeated unless it
+//! was itself added or removed).
 
 use std::{
     collections::{BTreeMap, HashMap},
@@ -35,18 +48,24 @@ use rmcp::model::{
     SkillResources,
 };
 
-use super::{Listed, View, message};
+use super::{View, message};
+use crate::runtime::ExtensionSkill;
 
 /// Most files a skill may have to be served.
 pub const MAX_FILES: usize = 512;
 /// Most bytes (all files together) a skill may have to be served.
 pub const MAX_BYTES: u64 = 16 * 1024 * 1024;
-/// Skills per `skills/list` page.
-pub const SKILLS_PAGE: usize = 50;
+/// Most skills per `skills/list` page.
+pub const SKILLS_PAGE: usize = 500;
+/// A `skills/list` page ends after the entry that brings its JSON past this many bytes.
+pub const SKILLS_PAGE_BYTES: usize = 1024 * 1024;
 /// Entries per `resources/list` or `resources/directory/read` page.
 pub const RESOURCES_PAGE: usize = 200;
 /// `_meta` key holding the `name` a skill file declares when it differs from its path.
 pub const DECLARED_NAME_META: &str = "io.github.skills-mcp/declared-name";
+/// `_meta` key holding the skill path the tools know a skill by (`api/_index` for
+/// `skill://api/SKILL.md`).
+pub const SKILL_PATH_META: &str = "io.github.skills-mcp/skill-path";
 /// The URI scheme.
 pub const SCHEME: &str = "skill://";
 
@@ -70,7 +89,7 @@ pub(crate) struct FileRef {
 }
 
 pub(crate) enum Source {
-    /// The engine's `skill-md`.
+    /// The engine's `extension-skill-md`.
     SkillMd,
     /// A file on disk.
     Disk { root: u32, path: String },
@@ -120,9 +139,17 @@ pub fn decode_uri(uri: &str) -> Option<String> {
     Some(path.trim_matches('/').to_string())
 }
 
-/// `skill://<skill-path>/SKILL.md`.
+/// `skill://<ext-path>/SKILL.md`.
 pub fn skill_md_uri(skill_path: &str) -> String {
     file_uri(skill_path, "SKILL.md")
+}
+
+/// The `SKILL.md` URI under which the extension lists a skill (by skill path), if it does.
+pub(crate) fn uri_of(view: &View, skill_path: &str) -> Option<String> {
+    view.ext
+        .iter()
+        .find(|s| s.skill_path == skill_path)
+        .map(|s| skill_md_uri(&s.ext_path))
 }
 
 /// `skill://<skill-path>/<relative>`.
@@ -186,11 +213,38 @@ fn invalid(message: String) -> ErrorData {
     ErrorData::invalid_params(message, None)
 }
 
-fn find<'v>(view: &'v View, skill_path: &str) -> Option<&'v Listed> {
-    view.skills
-        .binary_search_by(|s| s.skill_path.as_str().cmp(skill_path))
+fn find<'v>(view: &'v View, ext_path: &str) -> Option<&'v ExtensionSkill> {
+    view.ext
+        .binary_search_by(|s| s.ext_path.as_str().cmp(ext_path))
         .ok()
-        .map(|i| &view.skills[i])
+        .map(|i| &view.ext[i])
+}
+
+/// Cursors carry the ext path of the last skill served (base64url, after a version mark).
+const CURSOR_MARK: &str = "s1.";
+
+fn cursor_after(ext_path: &str) -> String {
+    format!(
+        "{CURSOR_MARK}{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(ext_path)
+    )
+}
+
+/// Where the page after `cursor` starts in `view.ext`.
+fn start_of(view: &View, cursor: Option<&str>) -> Result<usize, ErrorData> {
+    let Some(c) = cursor.filter(|c| !c.is_empty()) else {
+        return Ok(0);
+    };
+    let bad = || invalid(format!("cursor: {c:?} is not a cursor this server gave"));
+    let encoded = c.strip_prefix(CURSOR_MARK).ok_or_else(bad)?;
+    let after = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(encoded)
+        .ok()
+        .and_then(|b| String::from_utf8(b).ok())
+        .ok_or_else(bad)?;
+    Ok(view
+        .ext
+        .partition_point(|s| s.ext_path.as_str() <= after.as_str()))
 }
 
 fn offset(cursor: Option<&str>) -> Result<usize, ErrorData> {
@@ -203,21 +257,21 @@ fn offset(cursor: Option<&str>) -> Result<usize, ErrorData> {
 }
 
 /// The extension entry of a skill (built once per snapshot).
-pub(crate) fn entry(view: &View, info: &Listed) -> Arc<Result<Entry, String>> {
+pub(crate) fn entry(view: &View, listed: &ExtensionSkill) -> Arc<Result<Entry, String>> {
     if let Some(e) = view
         .extension
         .entries
         .lock()
         .expect("cache lock")
-        .get(&info.skill_path)
+        .get(&listed.skill_path)
     {
         return e.clone();
     }
-    let built = Arc::new(build(view, info));
+    let built = Arc::new(build(view, listed));
     if let Err(why) = built.as_ref() {
         eprintln!(
             "skills-mcp: warning: skill {} is left out of the Skills extension: {}",
-            crate::logsafe::Escaped(&info.skill_path),
+            crate::logsafe::Escaped(&listed.skill_path),
             crate::logsafe::Escaped(why.to_string())
         );
     }
@@ -225,38 +279,31 @@ pub(crate) fn entry(view: &View, info: &Listed) -> Arc<Result<Entry, String>> {
         .entries
         .lock()
         .expect("cache lock")
-        .insert(info.skill_path.clone(), built.clone());
+        .insert(listed.skill_path.clone(), built.clone());
     built
 }
 
-/// The name the extension gives a skill: the last segment of its path.
-fn uri_name(skill_path: &str) -> Result<&str, String> {
-    let last = skill_path.rsplit('/').next().unwrap_or(skill_path);
-    if last.is_empty() || !last.chars().all(keep) {
-        return Err(format!(
-            "its last path segment {last:?} cannot be a skill name in a URI"
-        ));
-    }
-    Ok(last)
-}
-
-fn build(view: &View, listed: &Listed) -> Result<Entry, String> {
-    let name = uri_name(&listed.skill_path)?;
-    // The whole skill (its frontmatter) only now, for this one skill.
+fn build(view: &View, listed: &ExtensionSkill) -> Result<Entry, String> {
+    let skill_path = listed.skill_path.as_str();
+    let ext_path = listed.ext_path.as_str();
+    let served = view
+        .catalog
+        .extension_skill_md(skill_path)
+        .map_err(|e| format!("no SKILL.md: {}", message(&e)))?;
     let info = view
         .catalog
-        .get(&listed.skill_path)
+        .get(skill_path)
         .map_err(|e| format!("no skill: {}", message(&e)))?;
     let manifest = view
         .catalog
-        .manifest(&info.skill_path)
+        .manifest(skill_path)
         .map_err(|e| format!("no manifest: {}", message(&e)))?;
     let mut files: Vec<FileRef> = Vec::with_capacity(manifest.len() + 1);
     files.push(FileRef {
         relative: "SKILL.md".into(),
         source: Source::SkillMd,
     });
-    let mut declared_bytes = 0u64;
+    let mut declared_bytes = served.bytes.len() as u64;
     for f in &manifest {
         if f.relative == "SKILL.md" {
             continue;
@@ -284,7 +331,10 @@ fn build(view: &View, listed: &Listed) -> Result<Entry, String> {
     let mut resources = Vec::with_capacity(files.len());
     let mut total = 0u64;
     for f in &files {
-        let bytes = read(view, &info.skill_path, f)?;
+        let bytes = match f.source {
+            Source::SkillMd => served.bytes.clone(),
+            Source::Disk { .. } => read(view, skill_path, f)?,
+        };
         total += bytes.len() as u64;
         if total > MAX_BYTES {
             return Err(format!(
@@ -292,34 +342,39 @@ fn build(view: &View, listed: &Listed) -> Result<Entry, String> {
             ));
         }
         resources.push(SkillResource::from_bytes(
-            file_uri(&info.skill_path, &f.relative),
+            file_uri(ext_path, &f.relative),
             &bytes,
         ));
     }
     let mut extra: serde_json::Map<String, serde_json::Value> =
-        match serde_json::from_str(&info.frontmatter_json) {
+        match serde_json::from_str(&served.frontmatter_json) {
             Ok(serde_json::Value::Object(m)) => m,
-            _ => serde_json::Map::new(),
+            _ => return Err("the engine gave a frontmatter that is not a JSON object".into()),
         };
-    let declared = extra.remove("name");
+    extra.remove("name");
     let description = match extra.remove("description") {
         Some(serde_json::Value::String(d)) => d,
-        _ => info.description.clone(),
+        _ => return Err("the served frontmatter has no description string".into()),
     };
-    let mut frontmatter = SkillFrontmatter::new(name, description);
+    let mut frontmatter = SkillFrontmatter::new(served.name.clone(), description);
     frontmatter.extra = extra;
     let mut skill = Skill::new(
-        skill_md_uri(&info.skill_path),
+        skill_md_uri(ext_path),
         frontmatter,
         SkillResources::Files(resources),
     );
+    let declared = match serde_json::from_str(&info.frontmatter_json) {
+        Ok(serde_json::Value::Object(mut m)) => m.remove("name"),
+        _ => None,
+    };
+    let mut meta = MetaObject::new();
+    meta.insert(SKILL_PATH_META.into(), skill_path.into());
     if let Some(declared) = declared
-        && declared.as_str() != Some(name)
+        && declared.as_str() != Some(served.name.as_str())
     {
-        let mut meta = MetaObject::new();
         meta.insert(DECLARED_NAME_META.into(), declared);
-        skill = skill.with_meta(meta);
     }
+    skill = skill.with_meta(meta);
     Ok(Entry { skill, files })
 }
 
@@ -327,7 +382,8 @@ fn read(view: &View, skill_path: &str, f: &FileRef) -> Result<Vec<u8>, String> {
     match &f.source {
         Source::SkillMd => view
             .catalog
-            .skill_md(skill_path)
+            .extension_skill_md(skill_path)
+            .map(|s| s.bytes)
             .map_err(|e| format!("SKILL.md: {}", message(&e))),
         Source::Disk { root, path } => view
             .catalog
@@ -336,22 +392,30 @@ fn read(view: &View, skill_path: &str, f: &FileRef) -> Result<Vec<u8>, String> {
     }
 }
 
-/// `skills/list`: one page of served skills (skills left out make a page shorter).
+/// `skills/list`: one page of served skills: up to [`SKILLS_PAGE`] of them, ending early after
+/// the entry that brings the page past [`SKILLS_PAGE_BYTES`] (skills left out make a page
+/// shorter).
 pub(crate) fn list_skills(
     view: &View,
     cursor: Option<&str>,
 ) -> Result<ListSkillsResult, ErrorData> {
-    let start = offset(cursor)?;
-    let end = (start + SKILLS_PAGE).min(view.skills.len());
+    let start = start_of(view, cursor)?;
     let mut skills = Vec::new();
-    for info in view.skills.get(start..end).unwrap_or_default() {
-        if let Ok(e) = entry(view, info).as_ref() {
+    let mut bytes = 0usize;
+    let mut end = start;
+    for listed in view.ext.iter().skip(start).take(SKILLS_PAGE) {
+        end += 1;
+        if let Ok(e) = entry(view, listed).as_ref() {
+            bytes += serde_json::to_vec(&e.skill).map_or(0, |v| v.len());
             skills.push(e.skill.clone());
+        }
+        if bytes > SKILLS_PAGE_BYTES {
+            break;
         }
     }
     let mut result = ListSkillsResult::with_all_items(skills);
-    if end < view.skills.len() {
-        result.next_cursor = Some(end.to_string());
+    if end < view.ext.len() {
+        result.next_cursor = Some(cursor_after(&view.ext[end - 1].ext_path));
     }
     Ok(result)
 }
@@ -360,12 +424,13 @@ pub(crate) fn list_skills(
 pub(crate) fn get_skill(view: &View, uri: &str) -> Result<GetSkillResult, ErrorData> {
     let unknown = || invalid(format!("unknown skill URI {uri}"));
     let path = decode_uri(uri).ok_or_else(unknown)?;
-    let skill_path = path.strip_suffix("/SKILL.md").ok_or_else(unknown)?;
-    let info = find(view, skill_path).ok_or_else(unknown)?;
-    match entry(view, info).as_ref() {
+    let ext_path = path.strip_suffix("/SKILL.md").ok_or_else(unknown)?;
+    let listed = find(view, ext_path).ok_or_else(unknown)?;
+    match entry(view, listed).as_ref() {
         Ok(e) => Ok(GetSkillResult::new(e.skill.clone())),
         Err(why) => Err(invalid(format!(
-            "skill {skill_path} is not served by the Skills extension: {why}"
+            "skill {} is not served by the Skills extension: {why}",
+            listed.skill_path
         ))),
     }
 }
@@ -374,22 +439,22 @@ pub(crate) fn get_skill(view: &View, uri: &str) -> Result<GetSkillResult, ErrorD
 pub(crate) fn read_resource(view: &View, uri: &str) -> Result<ReadResourceResult, ErrorData> {
     let unknown = || invalid(format!("unknown resource URI {uri}"));
     let path = decode_uri(uri).ok_or_else(unknown)?;
-    // The longest skill path that is a proper prefix of the path.
+    // The longest ext path that is a proper prefix of the path.
     let mut split = path.len();
     while let Some(i) = path[..split].rfind('/') {
-        let (skill_path, relative) = (&path[..i], &path[i + 1..]);
+        let (ext_path, relative) = (&path[..i], &path[i + 1..]);
         split = i;
-        let Some(info) = find(view, skill_path) else {
+        let Some(listed) = find(view, ext_path) else {
             continue;
         };
-        let entry = entry(view, info);
+        let entry = entry(view, listed);
         let Ok(entry) = entry.as_ref() else {
             return Err(unknown());
         };
         let Some(file) = entry.files.iter().find(|f| f.relative == relative) else {
             return Err(unknown());
         };
-        let bytes = read(view, skill_path, file)
+        let bytes = read(view, &listed.skill_path, file)
             .map_err(|e| ErrorData::internal_error(format!("reading {uri}: {e}"), None))?;
         let mime = mime_for(relative, Some(&bytes));
         let contents = match String::from_utf8(bytes) {
@@ -408,38 +473,66 @@ pub(crate) fn read_resource(view: &View, uri: &str) -> Result<ReadResourceResult
     Err(unknown())
 }
 
-/// `resources/list`: the `SKILL.md` of every skill, paginated.
+/// The name of a skill in the extension: the last segment of its ext path.
+fn ext_name(ext_path: &str) -> &str {
+    ext_path.rsplit('/').next().unwrap_or(ext_path)
+}
+
+/// `resources/list`: the `SKILL.md` of every skill the extension lists, paginated like
+/// `skills/list` (by ext path), [`RESOURCES_PAGE`] a page.
 pub(crate) fn list_resources(
     view: &View,
     cursor: Option<&str>,
 ) -> Result<ListResourcesResult, ErrorData> {
-    // Positions (in `view.skills`) of the skills the extension can name.
-    let served: Vec<usize> = (0..view.skills.len())
-        .filter(|&i| uri_name(&view.skills[i].skill_path).is_ok())
+    let start = start_of(view, cursor)?;
+    let end = (start + RESOURCES_PAGE).min(view.ext.len());
+    let page = view.ext.get(start..end).unwrap_or_default();
+    // The descriptions: positions in `view.skills` (skill-path order), asked of the engine one
+    // run of nearby skills at a time.
+    let mut positions: Vec<(usize, usize)> = page
+        .iter()
+        .enumerate()
+        .filter_map(|(k, s)| {
+            view.skills
+                .binary_search_by(|l| l.skill_path.as_str().cmp(&s.skill_path))
+                .ok()
+                .map(|i| (i, k))
+        })
         .collect();
-    let start = offset(cursor)?;
-    let end = (start + RESOURCES_PAGE).min(served.len());
-    let page = served.get(start..end).unwrap_or_default();
-    // The descriptions of this page: one engine call for the range of skills it spans.
-    let first = page.first().copied().unwrap_or(0);
-    let span = page.last().map_or(0, |&last| last + 1 - first);
-    let summaries = view
-        .catalog
-        .summaries(first as u32, span as u32)
-        .map_err(|e| ErrorData::internal_error(format!("listing the skills: {e:#}"), None))?;
+    positions.sort_unstable();
+    let mut descriptions: Vec<Option<String>> = vec![None; page.len()];
+    let mut run = 0;
+    while run < positions.len() {
+        let mut last = run;
+        while last + 1 < positions.len() && positions[last + 1].0 - positions[last].0 <= 16 {
+            last += 1;
+        }
+        let first = positions[run].0;
+        let span = positions[last].0 + 1 - first;
+        let summaries = view
+            .catalog
+            .summaries(first as u32, span as u32)
+            .map_err(|e| ErrorData::internal_error(format!("listing the skills: {e:#}"), None))?;
+        for &(i, k) in &positions[run..=last] {
+            descriptions[k] = super::summary_of(view, &summaries, first, i).map(|s| s.description);
+        }
+        run = last + 1;
+    }
     let resources = page
         .iter()
-        .filter_map(|&i| super::summary_of(view, &summaries, first, i))
-        .map(|s| {
-            Resource::new(skill_md_uri(&s.skill_path), s.skill_path.clone())
-                .with_title(s.name.clone())
-                .with_description(s.description.clone())
-                .with_mime_type("text/markdown")
+        .zip(descriptions)
+        .filter_map(|(s, d)| {
+            Some(
+                Resource::new(skill_md_uri(&s.ext_path), ext_name(&s.ext_path))
+                    .with_title(s.skill_path.clone())
+                    .with_description(d?)
+                    .with_mime_type("text/markdown"),
+            )
         })
         .collect();
     let mut result = ListResourcesResult::with_all_items(resources);
-    if end < served.len() {
-        result.next_cursor = Some(end.to_string());
+    if end < view.ext.len() {
+        result.next_cursor = Some(cursor_after(&view.ext[end - 1].ext_path));
     }
     Ok(result)
 }
@@ -460,14 +553,11 @@ pub(crate) fn read_directory(
     // name -> Some(file uri) for files, None for directories.
     let mut children: BTreeMap<String, Option<String>> = BTreeMap::new();
     let mut is_dir = dir.is_empty();
-    for s in &view.skills {
-        if uri_name(&s.skill_path).is_err() {
-            continue;
-        }
-        if s.skill_path == dir {
+    for s in &view.ext {
+        if s.ext_path == dir {
             is_dir = true;
         }
-        if let Some(rest) = s.skill_path.strip_prefix(&prefix) {
+        if let Some(rest) = s.ext_path.strip_prefix(&prefix) {
             let child = rest.split('/').next().unwrap_or(rest);
             if !child.is_empty() {
                 children.entry(child.to_string()).or_insert(None);
@@ -478,14 +568,14 @@ pub(crate) fn read_directory(
     // Files of the deepest skill holding the directory.
     let mut owner = Some(dir.as_str());
     while let Some(candidate) = owner {
-        if let Some(info) = find(view, candidate) {
+        if let Some(listed) = find(view, candidate) {
             let rel_dir = dir[candidate.len()..].trim_start_matches('/');
             let rel_prefix = if rel_dir.is_empty() {
                 String::new()
             } else {
                 format!("{rel_dir}/")
             };
-            if let Ok(entry) = entry(view, info).as_ref() {
+            if let Ok(entry) = entry(view, listed).as_ref() {
                 for f in &entry.files {
                     if let Some(rest) = f.relative.strip_prefix(&rel_prefix) {
                         is_dir = true;
@@ -496,7 +586,7 @@ pub(crate) fn read_directory(
                             None => {
                                 children.insert(
                                     rest.to_string(),
-                                    Some(file_uri(&info.skill_path, &f.relative)),
+                                    Some(file_uri(&listed.ext_path, &f.relative)),
                                 );
                             }
                         }

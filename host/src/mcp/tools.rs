@@ -272,8 +272,9 @@ pub struct SkillMatch {
     pub scripts: Vec<AssetView>,
     pub inherited_assets: Vec<AssetView>,
     pub inherited_scripts: Vec<AssetView>,
-    /// The skill's SKILL.md in the Skills extension.
-    pub uri: String,
+    /// The skill's SKILL.md in the Skills extension (absent when the extension leaves it out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -282,7 +283,9 @@ pub struct SearchResult {
     pub name: String,
     pub description: String,
     pub score: f64,
-    pub uri: String,
+    /// The skill's SKILL.md in the Skills extension (absent when the extension leaves it out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -405,7 +408,7 @@ fn load(view: &View, path_or_name: &str, hit: Option<&SearchHit>) -> Result<Skil
         scripts: views(&resolved.scripts),
         inherited_assets: views(&resolved.inherited_assets),
         inherited_scripts: views(&resolved.inherited_scripts),
-        uri: extension::skill_md_uri(&info.skill_path),
+        uri: extension::uri_of(view, &info.skill_path),
     })
 }
 
@@ -544,7 +547,7 @@ impl SkillsServer {
                     name: h.name.clone(),
                     description: h.description.clone(),
                     score: round(h.score),
-                    uri: extension::skill_md_uri(&h.skill_path),
+                    uri: extension::uri_of(view, &h.skill_path),
                 })
                 .collect();
             Ok(Json(SearchResults { query, results }))

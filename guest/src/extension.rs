@@ -1,0 +1,453 @@
+//! The Skills extension's view of the index (SEP-2640): under which path and name each skill is
+//! listed, and the frontmatter of the `SKILL.md` served for it. These are rules about skills, so
+//! they live here; a host serves what they say.
+//!
+//! # Paths and names
+//! A skill is listed as `skill://<ext-path>/SKILL.md`, and the last segment of `<ext-path>` is
+//! its `name`, which satisfies the Agent Skills naming rule ([`is_valid_name`]: 1-64 characters
+//! of `a-z`, `0-9` and `-`, no leading, trailing or double `-`). The ext path of a skill is:
+//! - for the category nodes, their folder: `<dir>/_index` -> `<dir>` (`api/_index` is
+//!   `skill://api/SKILL.md`, name `api`); `_root` -> `root`; a top-level `_index` -> `index`;
+//! - for any other skill, its skill path;
+//! - when the last segment is still not a valid name, a derived one ([`derive_name`]): lowercased,
+//!   each run of other characters one `-`, no `-` at either end, at most 64 characters
+//!   (`capsule_crm-automation` -> `capsule-crm-automation`, `-21risk-automation` ->
+//!   `21risk-automation`). When nothing is left (`日本`) the skill is left out.
+//!
+//! A name depends only on the skill's own path, so it is stable across reloads. One ext path
+//! serves one skill: a skill listed under its own skill path wins over a category node, which
+//! wins over a derived name, then the smaller skill path wins; the others are left out of the
+//! extension with a warning that `validate` shows. Left out of the extension only: the tools
+//! serve every skill by its skill path.
+//!
+//! # Served frontmatter
+//! The entry's `frontmatter` and the served `SKILL.md` come from one text ([`fix_frontmatter`]):
+//! the file's own frontmatter with `name` set to the extension name (and `description` set to the
+//! skill's description when the file's is not a non-empty string); everything else is kept as
+//! written. The entry's frontmatter is that text parsed, so both say the same thing.
+
+use serde_yaml::{Mapping, Value};
+
+use crate::frontmatter::{self, Block};
+
+/// Longest skill name (Agent Skills).
+pub const NAME_MAX: usize = 64;
+
+/// The Agent Skills naming rule: 1-64 characters of `a-z`, `0-9` and `-`, no leading, trailing
+/// or consecutive `-`.
+pub fn is_valid_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= NAME_MAX
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !s.starts_with('-')
+        && !s.ends_with('-')
+        && !s.contains("--")
+}
+
+/// A valid name made from `segment`: lowercased, every run of characters outside `a-z0-9` one
+/// `-`, no `-` at either end, at most [`NAME_MAX`] characters; `None` when nothing is left.
+pub fn derive_name(segment: &str) -> Option<String> {
+    let mut name = String::new();
+    for c in segment.chars().flat_map(char::to_lowercase) {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            name.push(c);
+        } else if !name.is_empty() && !name.ends_with('-') {
+            name.push('-');
+        }
+    }
+    let mut name = name.trim_end_matches('-').to_owned();
+    if name.len() > NAME_MAX {
+        name.truncate(NAME_MAX);
+        name = name.trim_end_matches('-').to_owned();
+    }
+    (!name.is_empty()).then_some(name)
+}
+
+/// How a skill came by its ext path; the lower wins a collision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    /// Its own skill path.
+    Own,
+    /// A category node (`_root`, `_index`) under its folder's name.
+    Category,
+    /// A name derived from a last segment that is not a valid name.
+    Derived,
+}
+
+/// The ext path a skill asks for (before collisions), or why it has none.
+pub fn candidate(skill_path: &str) -> Result<(String, Kind), String> {
+    let (parent, last) = match skill_path.rsplit_once('/') {
+        Some((p, l)) => (Some(p), l),
+        None => (None, skill_path),
+    };
+    let (parent, last, kind) = match (parent, last) {
+        (None, "_root") => (None, "root", Kind::Category),
+        (None, "_index") => (None, "index", Kind::Category),
+        (Some(p), "_index") => match p.rsplit_once('/') {
+            Some((pp, l)) => (Some(pp), l, Kind::Category),
+            None => (None, p, Kind::Category),
+        },
+        (p, l) => (p, l, Kind::Own),
+    };
+    let join = |name: &str| match parent {
+        Some(p) => format!("{p}/{name}"),
+        None => name.to_owned(),
+    };
+    if is_valid_name(last) {
+        return Ok((join(last), kind));
+    }
+    match derive_name(last) {
+        Some(name) => Ok((join(&name), Kind::Derived)),
+        None => Err(format!(
+            "`{last}` is not a valid skill name (1-64 of a-z, 0-9 and single `-`) and none can be derived from it"
+        )),
+    }
+}
+
+/// Where the extension lists each skill of an index.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ExtensionMap {
+    /// `(ext path, skill)` of every listed skill, sorted by ext path (byte order).
+    pub listed: Vec<(String, usize)>,
+    /// Per skill (in the index's order): its position in `listed`, or why it is left out.
+    pub by_skill: Vec<Result<usize, String>>,
+    /// Per skill: how it came by its ext path (`None` when left out).
+    pub kinds: Vec<Option<Kind>>,
+}
+
+impl ExtensionMap {
+    /// The map for `skill_paths` (any order; indices are positions in it).
+    pub fn new<'a>(skill_paths: impl ExactSizeIterator<Item = &'a str>) -> Self {
+        let n = skill_paths.len();
+        let mut by_skill: Vec<Result<usize, String>> = Vec::with_capacity(n);
+        let mut kinds = vec![None; n];
+        let mut wanted: Vec<(String, Kind, &str, usize)> = Vec::with_capacity(n);
+        for (i, path) in skill_paths.enumerate() {
+            match candidate(path) {
+                Ok((ext, kind)) => {
+                    by_skill.push(Ok(0));
+                    wanted.push((ext, kind, path, i));
+                }
+                Err(why) => by_skill.push(Err(why)),
+            }
+        }
+        // Per ext path, the winner first.
+        wanted.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then_with(|| a.2.cmp(b.2)));
+        let mut listed: Vec<(String, usize)> = Vec::with_capacity(wanted.len());
+        let mut winner_path = "";
+        for (ext, kind, path, i) in wanted {
+            if let Some((last, _)) = listed.last()
+                && *last == ext
+            {
+                by_skill[i] = Err(format!(
+                    "`skill://{ext}/SKILL.md` is the skill `{winner_path}`"
+                ));
+                continue;
+            }
+            by_skill[i] = Ok(listed.len());
+            kinds[i] = Some(kind);
+            winner_path = path;
+            listed.push((ext, i));
+        }
+        Self {
+            listed,
+            by_skill,
+            kinds,
+        }
+    }
+
+    /// The skill listed under `ext_path`.
+    pub fn skill_at(&self, ext_path: &str) -> Option<usize> {
+        self.listed
+            .binary_search_by(|(e, _)| e.as_str().cmp(ext_path))
+            .ok()
+            .map(|k| self.listed[k].1)
+    }
+
+    /// The ext path of skill `i`, or why it is left out.
+    pub fn ext_path(&self, i: usize) -> Result<&str, &str> {
+        match self.by_skill.get(i) {
+            Some(Ok(k)) => Ok(self.listed[*k].0.as_str()),
+            Some(Err(why)) => Err(why.as_str()),
+            None => Err("no such skill"),
+        }
+    }
+}
+
+/// The last segment of an ext path: the skill's name.
+pub fn name_of(ext_path: &str) -> &str {
+    ext_path.rsplit('/').next().unwrap_or(ext_path)
+}
+
+/// Parse a frontmatter YAML text as the engine does.
+fn parse(yaml: &str) -> Option<Mapping> {
+    let block = Block {
+        yaml,
+        open_line: 0,
+        leading_blank_lines: 0,
+        body: "",
+        body_line: 0,
+    };
+    frontmatter::parse(&block, &mut Vec::new()).ok()
+}
+
+/// A scalar for a name: plain when YAML reads it as that string, else double-quoted.
+fn name_scalar(name: &str) -> String {
+    let plain = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && !matches!(
+            name,
+            "null" | "true" | "false" | "yes" | "no" | "on" | "off" | "y" | "n"
+        );
+    if plain {
+        name.to_owned()
+    } else {
+        serde_json::to_string(name).unwrap_or_default()
+    }
+}
+
+/// `yaml` with the top-level `key` line (and its continuation lines) replaced by
+/// `key: <scalar>`, or that line put first when there is no such line.
+fn set_key(yaml: &str, key: &str, scalar: &str) -> String {
+    let lines: Vec<&str> = yaml.split_inclusive('\n').collect();
+    let starts = |l: &str| {
+        l.strip_prefix(key)
+            .and_then(|r| r.strip_prefix(':'))
+            .is_some_and(|r| r.is_empty() || r.starts_with([' ', '\t', '\n']))
+    };
+    let new_line = format!("{key}: {scalar}\n");
+    let Some(i) = lines.iter().position(|l| starts(l)) else {
+        return format!("{new_line}{yaml}");
+    };
+    let mut j = i + 1;
+    while j < lines.len() {
+        let l = lines[j];
+        let continues = l.trim().is_empty()
+            || l.starts_with([' ', '\t'])
+            || (l.starts_with('-') && !l.starts_with("---"));
+        if !continues {
+            break;
+        }
+        j += 1;
+    }
+    while j > i + 1 && lines[j - 1].trim().is_empty() {
+        j -= 1;
+    }
+    let mut out = String::with_capacity(yaml.len() + new_line.len());
+    lines[..i].iter().for_each(|l| out.push_str(l));
+    out.push_str(&new_line);
+    lines[j..].iter().for_each(|l| out.push_str(l));
+    out
+}
+
+fn is_nonempty_string(v: Option<&Value>) -> bool {
+    matches!(v, Some(Value::String(s)) if !s.is_empty())
+}
+
+/// Does `fixed` say `name` and a non-empty description, and agree with `original` on every
+/// other field?
+fn fixed_ok(original: &Mapping, fixed: &Mapping, name: &str) -> bool {
+    let others = |m: &Mapping| -> Vec<(Value, Value)> {
+        m.iter()
+            .filter(|(k, _)| !matches!(k.as_str(), Some("name" | "description")))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    };
+    frontmatter::get(fixed, "name").and_then(Value::as_str) == Some(name)
+        && is_nonempty_string(frontmatter::get(fixed, "description"))
+        && (!is_nonempty_string(frontmatter::get(original, "description"))
+            || frontmatter::get(original, "description") == frontmatter::get(fixed, "description"))
+        && others(original) == others(fixed)
+}
+
+/// The frontmatter text the extension serves for a skill whose frontmatter is `yaml` (already
+/// cleaned of characters YAML forbids), and that text parsed: `name` set to `name`,
+/// `description` set to `description` when `yaml` has no non-empty string one, every other
+/// field as written. `changed` is false when `yaml` already said so (it is returned as is). The
+/// lines are edited in place when that gives the right mapping, else the mapping is written out
+/// again as YAML. The text ends with a newline (or is empty).
+pub fn fix_frontmatter(
+    yaml: &str,
+    name: &str,
+    description: &str,
+) -> Result<(String, Mapping, bool), String> {
+    let original = parse(yaml).ok_or("its frontmatter does not parse")?;
+    let name_ok = frontmatter::get(&original, "name").and_then(Value::as_str) == Some(name);
+    let desc_ok = is_nonempty_string(frontmatter::get(&original, "description"));
+    if name_ok && desc_ok {
+        return Ok((yaml.to_owned(), original, false));
+    }
+    let mut text = if yaml.is_empty() || yaml.ends_with('\n') {
+        yaml.to_owned()
+    } else {
+        format!("{yaml}\n")
+    };
+    if !desc_ok {
+        let quoted = serde_json::to_string(description).map_err(|e| e.to_string())?;
+        text = set_key(&text, "description", &quoted);
+    }
+    if !name_ok {
+        text = set_key(&text, "name", &name_scalar(name));
+    }
+    if let Some(fixed) = parse(&text).filter(|f| fixed_ok(&original, f, name)) {
+        return Ok((text, fixed, true));
+    }
+    // Written out again (comments and layout are lost, the values kept).
+    let mut map = Mapping::new();
+    map.insert("name".into(), name.into());
+    for (k, v) in &original {
+        if k.as_str() != Some("name") {
+            map.insert(k.clone(), v.clone());
+        }
+    }
+    if !desc_ok {
+        map.insert("description".into(), description.into());
+    }
+    let text = serde_yaml::to_string(&Value::Mapping(map)).map_err(|e| e.to_string())?;
+    match parse(&text).filter(|f| fixed_ok(&original, f, name)) {
+        Some(fixed) => Ok((text, fixed, true)),
+        None => Err(format!(
+            "its frontmatter cannot be written with the name `{name}`"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn naming_rule() {
+        for ok in ["a", "pdf", "x-1", "21risk-automation", &"a".repeat(64)] {
+            assert!(is_valid_name(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "_root",
+            "_index",
+            "-a",
+            "a-",
+            "a--b",
+            "A",
+            "a_b",
+            "a.b",
+            &"a".repeat(65),
+        ] {
+            assert!(!is_valid_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn candidates() {
+        let c = candidate;
+        assert_eq!(c("ui/react/auth"), Ok(("ui/react/auth".into(), Kind::Own)));
+        assert_eq!(c("api/_index"), Ok(("api".into(), Kind::Category)));
+        assert_eq!(
+            c("ui/react/_index"),
+            Ok(("ui/react".into(), Kind::Category))
+        );
+        assert_eq!(c("_root"), Ok(("root".into(), Kind::Category)));
+        assert_eq!(c("_index"), Ok(("index".into(), Kind::Category)));
+        assert_eq!(
+            c("-21risk-automation"),
+            Ok(("21risk-automation".into(), Kind::Derived))
+        );
+        assert_eq!(
+            c("x/capsule_crm-automation"),
+            Ok(("x/capsule-crm-automation".into(), Kind::Derived))
+        );
+        assert_eq!(c("My_Dir/_index"), Ok(("my-dir".into(), Kind::Derived)));
+        assert_eq!(c("a/_root"), Ok(("a/root".into(), Kind::Derived)));
+        assert!(c("x/日本").is_err());
+        for p in ["a/b", "_root", "api/_index", "Weird Name!", "-x-"] {
+            let (ext, _) = candidate(p).unwrap();
+            assert!(is_valid_name(name_of(&ext)), "{p} -> {ext}");
+        }
+    }
+
+    #[test]
+    fn collisions_keep_one_skill_per_path() {
+        let paths = [
+            "api",
+            "api/_index",
+            "docker-hub-automation",
+            "docker_hub-automation",
+            "ui/_index",
+            "x/日本",
+            "zz_top",
+        ];
+        let map = ExtensionMap::new(paths.iter().copied());
+        assert_eq!(map.ext_path(0), Ok("api"));
+        assert!(map.ext_path(1).unwrap_err().contains("is the skill `api`"));
+        assert_eq!(map.ext_path(2), Ok("docker-hub-automation"));
+        assert!(map.ext_path(3).is_err());
+        assert_eq!(map.ext_path(4), Ok("ui"));
+        assert!(map.ext_path(5).is_err());
+        assert_eq!(map.ext_path(6), Ok("zz-top"));
+        let exts: Vec<&str> = map.listed.iter().map(|(e, _)| e.as_str()).collect();
+        assert_eq!(exts, ["api", "docker-hub-automation", "ui", "zz-top"]);
+        assert_eq!(map.skill_at("ui"), Some(4));
+        assert_eq!(map.skill_at("ui/_index"), None);
+        // Order of the input does not matter.
+        let reversed = ExtensionMap::new(paths.iter().rev().copied());
+        assert_eq!(reversed.skill_at("api"), Some(paths.len() - 1));
+    }
+
+    #[test]
+    fn frontmatter_fixes_name_in_place() {
+        let yaml = "# comment\nname: capsule_crm-automation\ndescription: \"Capsule: CRM\"\nrequires:\n  mcp: [rube]\n";
+        let (text, map, changed) =
+            fix_frontmatter(yaml, "capsule-crm-automation", "unused").unwrap();
+        assert!(changed);
+        assert_eq!(
+            text,
+            "# comment\nname: capsule-crm-automation\ndescription: \"Capsule: CRM\"\nrequires:\n  mcp: [rube]\n"
+        );
+        assert_eq!(
+            map.get("description").unwrap().as_str(),
+            Some("Capsule: CRM")
+        );
+        // Already right: unchanged.
+        let (same, _, changed) = fix_frontmatter(&text, "capsule-crm-automation", "x").unwrap();
+        assert!(!changed);
+        assert_eq!(same, text);
+    }
+
+    #[test]
+    fn frontmatter_gets_a_name_when_it_has_none() {
+        let yaml = "description: Auth rules\nkeywords: [auth, login]\n";
+        let (text, map, _) = fix_frontmatter(yaml, "auth", "Auth rules").unwrap();
+        assert_eq!(text, format!("name: auth\n{yaml}"));
+        assert_eq!(map.len(), 3);
+        // A name YAML would read as another type is quoted.
+        let (text, map, _) = fix_frontmatter(yaml, "true", "x").unwrap();
+        assert!(text.starts_with("name: \"true\"\n"));
+        assert_eq!(map.get("name").unwrap().as_str(), Some("true"));
+        let (_, map, _) = fix_frontmatter(yaml, "123", "x").unwrap();
+        assert_eq!(map.get("name").unwrap().as_str(), Some("123"));
+    }
+
+    #[test]
+    fn frontmatter_multiline_and_odd_names_are_replaced() {
+        let yaml = "name: >\n  folded\n  name\ndescription: d\nlist:\n- a\n- b\n";
+        let (text, map, _) = fix_frontmatter(yaml, "good", "d").unwrap();
+        assert_eq!(text, "name: good\ndescription: d\nlist:\n- a\n- b\n");
+        assert_eq!(map.get("list").unwrap().as_sequence().unwrap().len(), 2);
+        let yaml = "name:\n- a\n- b\ndescription: d\n";
+        let (text, _, _) = fix_frontmatter(yaml, "good", "d").unwrap();
+        assert_eq!(text, "name: good\ndescription: d\n");
+        // A quoted key is not found by line: written out again, values kept.
+        let yaml = "\"name\": Bad Name\ndescription: d\nn: 1\n";
+        let (_, map, _) = fix_frontmatter(yaml, "good", "d").unwrap();
+        assert_eq!(map.get("name").unwrap().as_str(), Some("good"));
+        assert_eq!(map.get("n").unwrap().as_u64(), Some(1));
+    }
+
+    #[test]
+    fn frontmatter_description_made_a_string() {
+        let yaml = "name: a\ndescription: 42\n";
+        let (text, map, _) = fix_frontmatter(yaml, "a", "42").unwrap();
+        assert_eq!(text, "name: a\ndescription: \"42\"\n");
+        assert_eq!(map.get("description").unwrap().as_str(), Some("42"));
+    }
+}
