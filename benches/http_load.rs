@@ -55,7 +55,13 @@ fn start(root: &std::path::Path) -> Server {
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     std::fs::write(&config, "server:\n  max_in_flight: 1024\n").unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_skills-mcp"))
-        .args(["serve", "--http", "127.0.0.1:0", "--no-default-roots", "--root"])
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--no-default-roots",
+            "--root",
+        ])
         .arg(root)
         .arg("--config")
         .arg(&config)
@@ -318,7 +324,9 @@ fn main() {
         uris.len(),
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
-    println!("\n| request | clients | requests | requests/s | p50 ms | p99 ms | server RSS after (MiB) |");
+    println!(
+        "\n| request | clients | requests | requests/s | p50 ms | p99 ms | server RSS after (MiB) |"
+    );
     println!("|---|---:|---:|---:|---:|---:|---:|");
     for r in &rows {
         println!(

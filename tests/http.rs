@@ -53,13 +53,19 @@ impl Server {
             dir
         });
         let mut cmd = bin();
-        cmd.args(["serve", "--http", "127.0.0.1:0", "--no-default-roots", "--root"])
-            .arg(root)
-            .args(extra)
-            .current_dir(home.path())
-            .env("HOME", home.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
+        cmd.args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--no-default-roots",
+            "--root",
+        ])
+        .arg(root)
+        .args(extra)
+        .current_dir(home.path())
+        .env("HOME", home.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
         if let Some(dir) = &config_dir {
             cmd.arg("--config").arg(dir.path().join("server.yaml"));
         }
@@ -83,7 +89,10 @@ impl Server {
             Ok(addr) => addr,
             Err(_) => {
                 let _ = child.kill();
-                panic!("no listening line; stderr:\n{}", log.lock().unwrap().join("\n"));
+                panic!(
+                    "no listening line; stderr:\n{}",
+                    log.lock().unwrap().join("\n")
+                );
             }
         };
         Self {
@@ -203,7 +212,9 @@ fn post_2026(addr: &str, id: u64, method: &str, name: Option<&str>, params: Valu
         "io.modelcontextprotocol/clientInfo": {"name": "raw-test", "version": "1"},
     });
     let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
-    let name = name.map(|n| format!("\r\nMcp-Name: {n}")).unwrap_or_default();
+    let name = name
+        .map(|n| format!("\r\nMcp-Name: {n}"))
+        .unwrap_or_default();
     raw(
         addr,
         &format!(
@@ -308,7 +319,11 @@ async fn http_serves_both_eras_with_the_rmcp_client() {
         );
         let deadline = Instant::now() + Duration::from_secs(30);
         while counter.load(Ordering::SeqCst) == 0 {
-            assert!(Instant::now() < deadline, "no list_changed:\n{}", server.log());
+            assert!(
+                Instant::now() < deadline,
+                "no list_changed:\n{}",
+                server.log()
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         legacy.cancel().await.unwrap();
@@ -342,7 +357,8 @@ async fn http_serves_both_eras_with_the_rmcp_client() {
         // One access log line per request: method, tool or resource, status, latency.
         let log = server.log();
         assert!(
-            log.lines().any(|l| l.contains("skills-mcp: http: POST /mcp tools/call search_skills 200 ")
+            log.lines().any(|l| l
+                .contains("skills-mcp: http: POST /mcp tools/call search_skills 200 ")
                 && l.ends_with("ms")),
             "{log}"
         );
@@ -361,7 +377,10 @@ fn http_refuses_foreign_origin_and_host_and_checks_headers() {
     let addr = &server.addr;
 
     // A good request first (so the refusals below are refusals, not a broken server).
-    let ok = initialize_with(addr, &format!("\r\nHost: {addr}\r\nOrigin: http://localhost:3000"));
+    let ok = initialize_with(
+        addr,
+        &format!("\r\nHost: {addr}\r\nOrigin: http://localhost:3000"),
+    );
     assert_eq!(ok.status, 200, "{ok:?}");
     assert!(ok.body.contains("serverInfo"), "{ok:?}");
 
@@ -390,7 +409,10 @@ fn http_refuses_foreign_origin_and_host_and_checks_headers() {
             b"",
         );
         assert_eq!(a.status, 405, "{method}: {a:?}");
-        assert!(a.header("allow").is_some_and(|v| v.contains("POST")), "{a:?}");
+        assert!(
+            a.header("allow").is_some_and(|v| v.contains("POST")),
+            "{a:?}"
+        );
         nothing_served(&a);
     }
 
@@ -405,21 +427,27 @@ fn http_refuses_foreign_origin_and_host_and_checks_headers() {
     .to_string();
     let mismatch = raw(
         addr,
-        &format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nMcp-Method: tools/list"),
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nMcp-Method: tools/list"
+        ),
         body.as_bytes(),
     );
     assert_eq!(mismatch.status, 400, "{mismatch:?}");
     nothing_served(&mismatch);
     let unsupported = raw(
         addr,
-        &format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 1999-01-01\r\nMcp-Method: tools/list"),
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 1999-01-01\r\nMcp-Method: tools/list"
+        ),
         body.as_bytes(),
     );
     assert_eq!(unsupported.status, 400, "{unsupported:?}");
     nothing_served(&unsupported);
     let method_mismatch = raw(
         addr,
-        &format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: prompts/list"),
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: prompts/list"
+        ),
         body.as_bytes(),
     );
     assert_eq!(method_mismatch.status, 400, "{method_mismatch:?}");
@@ -435,7 +463,9 @@ fn http_limits_body_size_in_flight_requests_and_slow_requests() {
     let root = sample_tree();
     let server = Server::start(
         root.path(),
-        Some("server:\n  max_body_bytes: 4096\n  max_in_flight: 1\n  request_timeout_seconds: 2\n  header_read_timeout_seconds: 1\n"),
+        Some(
+            "server:\n  max_body_bytes: 4096\n  max_in_flight: 1\n  request_timeout_seconds: 2\n  header_read_timeout_seconds: 1\n",
+        ),
         &[],
     );
     let addr = &server.addr;
@@ -485,7 +515,10 @@ fn http_limits_body_size_in_flight_requests_and_slow_requests() {
     assert_eq!(busy.status, 503, "{busy:?}");
     assert_eq!(busy.header("retry-after").as_deref(), Some("1"), "{busy:?}");
     nothing_served(&busy);
-    assert!(started.elapsed() < Duration::from_secs(1), "503 must not wait");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "503 must not wait"
+    );
     let timed_out = read_answer(&mut stalled);
     assert_eq!(timed_out.status, 504, "{timed_out:?}");
     nothing_served(&timed_out);
@@ -495,7 +528,8 @@ fn http_limits_body_size_in_flight_requests_and_slow_requests() {
 
     // A connection that sends no complete header is closed after header_read_timeout_seconds.
     let mut slow = TcpStream::connect(addr).unwrap();
-    slow.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    slow.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     write!(slow, "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n").unwrap();
     let started = Instant::now();
     let mut buf = Vec::new();
@@ -508,7 +542,8 @@ fn http_limits_body_size_in_flight_requests_and_slow_requests() {
     );
     // An idle keep-alive connection too (nothing sent at all).
     let mut idle = TcpStream::connect(addr).unwrap();
-    idle.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    idle.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
     let started = Instant::now();
     let _ = idle.read_to_end(&mut buf);
     assert!(started.elapsed() < Duration::from_secs(5));
@@ -541,29 +576,50 @@ fn http_probes_answer_outside_mcp() {
 fn http_refuses_a_non_loopback_address_without_auth_or_the_flag() {
     let root = sample_tree();
     let out = bin()
-        .args(["serve", "--http", "0.0.0.0:0", "--no-default-roots", "--root"])
+        .args([
+            "serve",
+            "--http",
+            "0.0.0.0:0",
+            "--no-default-roots",
+            "--root",
+        ])
         .arg(root.path())
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("refusing to listen on 0.0.0.0:0"), "{stderr}");
+    assert!(
+        stderr.contains("refusing to listen on 0.0.0.0:0"),
+        "{stderr}"
+    );
     assert!(stderr.contains("--public-without-auth"), "{stderr}");
     assert!(!stderr.contains("listening on"), "{stderr}");
 
     // The same in the configuration of a root is ignored (roots are untrusted)...
     write_files(
         root.path(),
-        &[("config.yaml", "server:\n  public_without_auth: true\n  listen: 0.0.0.0:0\n")],
+        &[(
+            "config.yaml",
+            "server:\n  public_without_auth: true\n  listen: 0.0.0.0:0\n",
+        )],
     );
     let out = bin()
-        .args(["serve", "--http", "0.0.0.0:0", "--no-default-roots", "--root"])
+        .args([
+            "serve",
+            "--http",
+            "0.0.0.0:0",
+            "--no-default-roots",
+            "--root",
+        ])
         .arg(root.path())
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{stderr}");
-    assert!(stderr.contains("the `server` section is ignored"), "{stderr}");
+    assert!(
+        stderr.contains("the `server` section is ignored"),
+        "{stderr}"
+    );
     assert!(stderr.contains("refusing to listen"), "{stderr}");
 
     // ... and the operator's explicit flag opens it.
@@ -620,7 +676,13 @@ fn http_shutdown_finishes_the_request_in_flight() {
     // No new connection is accepted while it drains.
     assert!(
         TcpStream::connect(&addr).is_err()
-            || raw(&addr, &format!("GET /healthz HTTP/1.1\r\nHost: {addr}"), b"").status != 200
+            || raw(
+                &addr,
+                &format!("GET /healthz HTTP/1.1\r\nHost: {addr}"),
+                b""
+            )
+            .status
+                != 200
     );
     s.write_all(rest.as_bytes()).unwrap();
     let a = read_answer(&mut s);
@@ -638,13 +700,20 @@ fn http_shutdown_finishes_the_request_in_flight() {
         if let Some(status) = server.child.try_wait().unwrap() {
             break status;
         }
-        assert!(Instant::now() < deadline, "still running:\n{}", server.log());
+        assert!(
+            Instant::now() < deadline,
+            "still running:\n{}",
+            server.log()
+        );
         std::thread::sleep(Duration::from_millis(50));
     };
     assert!(status.success(), "{status:?}\n{}", server.log());
     let log = server.log();
     assert!(log.contains("SIGTERM; stopping"), "{log}");
-    assert!(log.contains("POST /mcp tools/call search_skills 200"), "{log}");
+    assert!(
+        log.contains("POST /mcp tools/call search_skills 200"),
+        "{log}"
+    );
     assert!(!log.contains("still in flight"), "{log}");
 }
 
@@ -680,7 +749,12 @@ fn http_two_replicas_answer_one_client_alternately() {
     {
         let addr = replicas[i % 2];
         let answer = post_2026(addr, i as u64 + 1, method, name, params);
-        assert_eq!(answer.status, 200, "{method} on replica {}: {answer:?}", i % 2);
+        assert_eq!(
+            answer.status,
+            200,
+            "{method} on replica {}: {answer:?}",
+            i % 2
+        );
         let v = answer.json();
         assert_eq!(v["id"], json!(i + 1), "{v}");
         assert!(v.get("result").is_some(), "{method}: {v}");
@@ -690,6 +764,14 @@ fn http_two_replicas_answer_one_client_alternately() {
     assert!(results[2].to_string().contains("Some notes."));
     assert!(results[3].to_string().contains("Auth rules."));
     assert!(!a.log().contains("tools/call search_skills"), "{}", a.log());
-    assert!(b.log().contains("tools/call search_skills 200"), "{}", b.log());
-    assert!(a.log().contains("resources/read skill://tools/pdf"), "{}", a.log());
+    assert!(
+        b.log().contains("tools/call search_skills 200"),
+        "{}",
+        b.log()
+    );
+    assert!(
+        a.log().contains("resources/read skill://tools/pdf"),
+        "{}",
+        a.log()
+    );
 }

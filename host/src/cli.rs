@@ -268,7 +268,8 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         || !flags.allowed_hosts.is_empty()
         || !flags.allowed_origins.is_empty();
     let (loaded, git) = load(global, true)?;
-    let http = args.http.is_some() || loaded.config.server.transport == crate::http::Transport::Http;
+    let http =
+        args.http.is_some() || loaded.config.server.transport == crate::http::Transport::Http;
     if !http {
         if http_flags {
             anyhow::bail!("--public-without-auth, --allowed-host and --allowed-origin need --http");

@@ -238,7 +238,11 @@ pub fn parse_listen(addr: &str) -> Result<SocketAddr> {
 
 /// Whether the server may listen on `addr`: a loopback address always; any other only when
 /// authentication is configured or the operator opened the server to everyone.
-pub fn check_listen(addr: SocketAddr, auth_configured: bool, public_without_auth: bool) -> Result<()> {
+pub fn check_listen(
+    addr: SocketAddr,
+    auth_configured: bool,
+    public_without_auth: bool,
+) -> Result<()> {
     if addr.ip().to_canonical().is_loopback() || auth_configured || public_without_auth {
         return Ok(());
     }
@@ -406,7 +410,11 @@ async fn mcp_gate(State(state): State<Arc<HttpState>>, request: Request, next: N
             return if inner.is::<http_body_util::LengthLimitError>() {
                 too_large()
             } else {
-                (StatusCode::BAD_REQUEST, "the request body could not be read\n").into_response()
+                (
+                    StatusCode::BAD_REQUEST,
+                    "the request body could not be read\n",
+                )
+                    .into_response()
             };
         }
     };
@@ -570,8 +578,8 @@ pub fn run_http(
     git: Option<Arc<crate::git::GitSync>>,
     config: HttpConfig,
 ) -> Result<()> {
-    let addr = parse_listen(&config.listen)
-        .with_context(|| format!("--http {:?}", config.listen))?;
+    let addr =
+        parse_listen(&config.listen).with_context(|| format!("--http {:?}", config.listen))?;
     // Authentication (branch `auth`) sets this when it is configured.
     let auth_configured = false;
     check_listen(addr, auth_configured, config.public_without_auth)?;
@@ -619,26 +627,24 @@ pub fn run_http(
         let building = {
             let state = state.clone();
             let loaded = loaded.clone();
-            tokio::task::spawn_blocking(move || {
-                match crate::mcp::open_timed(&loaded, services) {
-                    Ok((server, built)) => {
-                        let cached = if server.catalog().stats().from_cache {
-                            " (from the index cache)"
-                        } else {
-                            ""
-                        };
-                        eprintln!(
-                            "skills-mcp: {} skills indexed in {} ms{cached}; ready",
-                            server.catalog().len().unwrap_or(0),
-                            built.as_millis()
-                        );
-                        let _ = state.server.set(server.clone());
-                        Some(server)
-                    }
-                    Err(e) => {
-                        let _ = failed_tx.send(e);
-                        None
-                    }
+            tokio::task::spawn_blocking(move || match crate::mcp::open_timed(&loaded, services) {
+                Ok((server, built)) => {
+                    let cached = if server.catalog().stats().from_cache {
+                        " (from the index cache)"
+                    } else {
+                        ""
+                    };
+                    eprintln!(
+                        "skills-mcp: {} skills indexed in {} ms{cached}; ready",
+                        server.catalog().len().unwrap_or(0),
+                        built.as_millis()
+                    );
+                    let _ = state.server.set(server.clone());
+                    Some(server)
+                }
+                Err(e) => {
+                    let _ = failed_tx.send(e);
+                    None
                 }
             })
         };
