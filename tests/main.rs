@@ -6,6 +6,7 @@ mod cli;
 mod common;
 mod component;
 mod git;
+mod http;
 mod index_cache;
 mod inputs;
 mod mcp;

@@ -69,8 +69,9 @@ pub enum AlgorithmArg {
 /// The verbs.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run the MCP server on stdio (the default when no verb is given).
-    Serve,
+    /// Run the MCP server: on stdio (the default when no verb is given), or over HTTP with
+    /// --http.
+    Serve(ServeArgs),
     /// Rank skills against a query.
     Search(SearchArgs),
     /// Route a free-text request to a skill and print the outcome (seed 004 8.1 JSON); exits 1
@@ -87,6 +88,24 @@ pub enum Command {
     /// Run a script declared `execution: server` (seed 004 8.4 JSON); exits 1 when it fails or
     /// is refused, 2 on a malformed request.
     Run(RunArgs),
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct ServeArgs {
+    /// Serve MCP over Streamable HTTP at http://ADDR/mcp instead of stdio (default ADDR:
+    /// `server.listen` of the configuration, 127.0.0.1:8080). See docs/http.md.
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "")]
+    pub http: Option<String>,
+    /// Allow --http on a non-loopback address without authentication: anyone who can reach
+    /// it can use the server.
+    #[arg(long)]
+    pub public_without_auth: bool,
+    /// Also accept this Host header at /mcp (repeatable; e.g. the name clients use).
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    pub allowed_hosts: Vec<String>,
+    /// Also accept this Origin at /mcp (repeatable; e.g. https://app.example.com).
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    pub allowed_origins: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -211,8 +230,11 @@ fn exit_code_of(e: &anyhow::Error) -> u8 {
 /// Run a parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let global = &cli.global;
-    match cli.command.unwrap_or(Command::Serve) {
-        Command::Serve => serve(global),
+    match cli
+        .command
+        .unwrap_or_else(|| Command::Serve(ServeArgs::default()))
+    {
+        Command::Serve(args) => serve(global, &args),
         Command::ExampleConfig => {
             std::io::stdout()
                 .lock()
@@ -238,10 +260,29 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 /// `serve`: the configuration (see [`crate::config`] for the precedence; `--algorithm` is a flag,
-/// so it wins), then the MCP server on stdio.
-fn serve(global: &GlobalArgs) -> anyhow::Result<ExitCode> {
+/// so it wins), then the MCP server on stdio, or over HTTP (`--http` or `server.transport`).
+fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
+    let flags = crate::http::HttpFlags {
+        listen: args.http.clone().filter(|a| !a.is_empty()),
+        public_without_auth: args.public_without_auth,
+        allowed_hosts: args.allowed_hosts.clone(),
+        allowed_origins: args.allowed_origins.clone(),
+    };
+    let http_flags = flags.public_without_auth
+        || !flags.allowed_hosts.is_empty()
+        || !flags.allowed_origins.is_empty();
     let (loaded, git) = load(global, true)?;
-    crate::mcp::run_stdio(&loaded, git)?;
+    let http =
+        args.http.is_some() || loaded.config.server.transport == crate::http::Transport::Http;
+    if !http {
+        if http_flags {
+            anyhow::bail!("--public-without-auth, --allowed-host and --allowed-origin need --http");
+        }
+        crate::mcp::run_stdio(&loaded, git)?;
+    } else {
+        let config = flags.apply(&loaded.config.server);
+        crate::http::run_http(&loaded, git, config)?;
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -63,6 +63,8 @@ pub struct Config {
     pub analytics: AnalyticsConfig,
     pub sources: SourcesConfig,
     pub git: GitConfig,
+    /// How `serve` listens (stdio or HTTP); ignored in a root's `config.yaml`.
+    pub server: crate::http::HttpConfig,
     /// `GITHUB_TOKEN`, from the environment only (never read from or written to a file).
     #[serde(skip)]
     pub github_token: Option<String>,
@@ -398,6 +400,9 @@ impl Config {
                 "a whole number, at least 1",
             );
         }
+        for (key, value, allowed) in self.server.check() {
+            need(false, &key, value, &allowed);
+        }
         bad
     }
 }
@@ -722,7 +727,8 @@ const ROOT_MAY_LOWER: [&str; 6] = [
 
 /// The sections a root's `config.yaml` is filtered in: there, a known key not allowed above is
 /// the operator's alone (`--config FILE`, the environment, flags).
-const FILTERED_SECTIONS: [&str; 7] = [
+const FILTERED_SECTIONS: [&str; 8] = [
+    "server",
     "matching",
     "refresh",
     "scripts",
@@ -1108,4 +1114,40 @@ git:
   content_dir: ~/.skills-mcp/content
   # Seconds a git command (clone, fetch) may take before it is stopped.
   timeout_seconds: 120
+
+# How `serve` speaks MCP (ignored in a root's config.yaml). See docs/http.md.
+server:
+  # `stdio` (the default) or `http` (as `serve --http`).
+  transport: stdio
+  # Address `serve --http` listens on (IP:PORT, localhost:PORT or :PORT).
+  listen: 127.0.0.1:8080
+  # Host header values accepted (names or name:port; "*" accepts any). Others get 403.
+  allowed_hosts:
+    - localhost
+    - 127.0.0.1
+    - ::1
+  # Origin values accepted (scheme://host[:port], `:*` for any port). Others get 403;
+  # requests without an Origin (not from a browser) are accepted.
+  allowed_origins:
+    - http://localhost:*
+    - http://127.0.0.1:*
+    - http://[::1]:*
+    - https://localhost:*
+    - https://127.0.0.1:*
+    - https://[::1]:*
+  # Listen on a non-loopback address without authentication (open to everyone).
+  public_without_auth: false
+  # Largest request body, in bytes (413 beyond; at least 1024).
+  max_body_bytes: 1048576
+  # Seconds to read a request and produce its response head (504 beyond).
+  request_timeout_seconds: 30
+  # Most requests handled at once; beyond, 503 at once (never a queue).
+  max_in_flight: 256
+  # Seconds a connection may take to send its headers, or stay idle, before it is closed.
+  header_read_timeout_seconds: 10
+  # Seconds a shutdown (SIGTERM, SIGINT) waits for requests in flight.
+  shutdown_grace_seconds: 10
+  # Sessions and SSE streams for clients older than 2026-07-28; false: every request is
+  # answered statelessly (any replica answers any request).
+  sessions: true
 "#;

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod git;
 pub mod harden;
+pub mod http;
 pub mod index_cache;
 pub mod jsonrpc;
 pub mod logsafe;

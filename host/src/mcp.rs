@@ -448,7 +448,10 @@ impl ServerHandler for SkillsServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.inner.peers.lock().await.push(context.peer);
+        let mut peers = self.inner.peers.lock().await;
+        // Sessions come and go over HTTP: forget the closed ones here, not only at a change.
+        peers.retain(|p| !p.is_transport_closed());
+        peers.push(context.peer);
     }
 
     fn accepted_subscription_filter(
@@ -650,7 +653,7 @@ pub fn open_with(loaded: &Loaded, services: Services) -> Result<SkillsServer> {
 }
 
 /// [`open_with`], and how long the index build (`Catalog::open`) took.
-fn open_timed(loaded: &Loaded, services: Services) -> Result<(SkillsServer, Duration)> {
+pub(crate) fn open_timed(loaded: &Loaded, services: Services) -> Result<(SkillsServer, Duration)> {
     let started = std::time::Instant::now();
     let catalog = Catalog::open(
         catalog_roots(&loaded.roots),
@@ -784,7 +787,7 @@ pub fn run_stdio(loaded: &Loaded, git: Option<Arc<crate::git::GitSync>>) -> Resu
 }
 
 /// Resolves on SIGINT or (Unix) SIGTERM, naming it.
-async fn stop_signal() -> &'static str {
+pub(crate) async fn stop_signal() -> &'static str {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
