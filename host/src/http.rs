@@ -221,6 +221,9 @@ impl HttpFlags {
 
 /// `ADDR` as a socket address: `IP:PORT`, `[IPv6]:PORT`, `localhost:PORT` or `:PORT` (loopback).
 pub fn parse_listen(addr: &str) -> Result<SocketAddr> {
+    for w in &loaded.warnings {
+        eprintln!("skills-mcp: warning: {w}");
+    }
     let addr = addr.trim();
     if let Ok(a) = addr.parse::<SocketAddr>() {
         return Ok(a);
@@ -583,9 +586,6 @@ pub fn run_http(
     // Authentication (branch `auth`) sets this when it is configured.
     let auth_configured = false;
     check_listen(addr, auth_configured, config.public_without_auth)?;
-    for w in &loaded.warnings {
-        eprintln!("skills-mcp: warning: {w}");
-    }
     for (i, root) in loaded.roots.iter().enumerate() {
         eprintln!("skills-mcp: root {i}: {} ({:?})", root.name(), root.source);
     }
