@@ -221,9 +221,6 @@ impl HttpFlags {
 
 /// `ADDR` as a socket address: `IP:PORT`, `[IPv6]:PORT`, `localhost:PORT` or `:PORT` (loopback).
 pub fn parse_listen(addr: &str) -> Result<SocketAddr> {
-    for w in &loaded.warnings {
-        eprintln!("skills-mcp: warning: {w}");
-    }
     let addr = addr.trim();
     if let Ok(a) = addr.parse::<SocketAddr>() {
         return Ok(a);
@@ -581,6 +578,9 @@ pub fn run_http(
     git: Option<Arc<crate::git::GitSync>>,
     config: HttpConfig,
 ) -> Result<()> {
+    for w in &loaded.warnings {
+        eprintln!("skills-mcp: warning: {w}");
+    }
     let addr =
         parse_listen(&config.listen).with_context(|| format!("--http {:?}", config.listen))?;
     // Authentication (branch `auth`) sets this when it is configured.
