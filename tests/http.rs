@@ -191,6 +191,14 @@ fn read_answer(s: &mut TcpStream) -> Answer {
     let _ = s.read_to_end(&mut bytes);
     let text = String::from_utf8_lossy(&bytes).into_owned();
     let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let chunked = head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked");
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_string()
+    };
     let status = head
         .split_whitespace()
         .nth(1)
@@ -199,8 +207,24 @@ fn read_answer(s: &mut TcpStream) -> Answer {
     Answer {
         status,
         head: head.to_string(),
-        body: body.to_string(),
+        body,
     }
+}
+
+/// The payload of a chunked body (sizes in hex, each chunk followed by CRLF).
+fn dechunk(mut rest: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let Ok(n) = usize::from_str_radix(size.trim(), 16) else {
+            break;
+        };
+        if n == 0 || after.len() < n {
+            break;
+        }
+        out.push_str(&after[..n]);
+        rest = after[n..].strip_prefix("\r\n").unwrap_or(&after[n..]);
+    }
+    out
 }
 
 /// A 2026-07-28 (stateless) JSON-RPC request with its headers.

@@ -578,14 +578,14 @@ pub fn run_http(
     git: Option<Arc<crate::git::GitSync>>,
     config: HttpConfig,
 ) -> Result<()> {
+    for w in &loaded.warnings {
+        eprintln!("skills-mcp: warning: {w}");
+    }
     let addr =
         parse_listen(&config.listen).with_context(|| format!("--http {:?}", config.listen))?;
     // Authentication (branch `auth`) sets this when it is configured.
     let auth_configured = false;
     check_listen(addr, auth_configured, config.public_without_auth)?;
-    for w in &loaded.warnings {
-        eprintln!("skills-mcp: warning: {w}");
-    }
     for (i, root) in loaded.roots.iter().enumerate() {
         eprintln!("skills-mcp: root {i}: {} ({:?})", root.name(), root.source);
     }
