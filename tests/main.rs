@@ -6,6 +6,7 @@ mod cli;
 mod common;
 mod component;
 mod git;
+mod http_auth;
 mod index_cache;
 mod mcp;
 mod runtime;

@@ -48,6 +48,10 @@ use serde_yaml::{Mapping, Value};
 /// The name of the configuration file looked up at each content root.
 pub const ROOT_CONFIG_FILE: &str = "config.yaml";
 
+/// Sections only the operator sets (`--config FILE`, environment, flags): removed, with a
+/// warning, from a root's `config.yaml`.
+pub const OPERATOR_ONLY_SECTIONS: [&str; 2] = ["sources", "auth"];
+
 /// The whole configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default)]
@@ -59,6 +63,8 @@ pub struct Config {
     pub analytics: AnalyticsConfig,
     pub sources: SourcesConfig,
     pub git: GitConfig,
+    /// Authentication of HTTP clients (operator only: ignored in a root's `config.yaml`).
+    pub auth: AuthConfig,
     /// `GITHUB_TOKEN`, from the environment only (never read from or written to a file).
     #[serde(skip)]
     pub github_token: Option<String>,
@@ -162,6 +168,9 @@ impl Default for AssetsConfig {
 
 /// Usage analytics: the section is owned by [`crate::analytics`].
 pub use crate::analytics::AnalyticsConfig;
+
+/// Authentication over HTTP: the section is owned by [`crate::http_auth`].
+pub use crate::http_auth::AuthConfig;
 
 /// Where git sources are checked out: the section is owned by [`crate::git`].
 pub use crate::git::{GitConfig, GitSourceConfig};
@@ -554,13 +563,16 @@ pub fn load(opts: &LoadOptions) -> Result<Loaded> {
         let text = std::fs::read_to_string(&file)
             .with_context(|| format!("reading {}", file.display()))?;
         let mut layer = parse_layer(file.display().to_string(), &text)?;
-        if let Value::Mapping(m) = &mut layer.value
-            && m.remove("sources").is_some()
-        {
-            warnings.push(format!(
-                "{}: the `sources` section is ignored in a root's {ROOT_CONFIG_FILE} (use --config FILE)",
-                layer.source
-            ));
+        // Roots are content written by others: they cannot add roots nor touch authentication.
+        for section in OPERATOR_ONLY_SECTIONS {
+            if let Value::Mapping(m) = &mut layer.value
+                && m.remove(section).is_some()
+            {
+                warnings.push(format!(
+                    "{}: the `{section}` section is ignored in a root's {ROOT_CONFIG_FILE} (use --config FILE)",
+                    layer.source
+                ));
+            }
         }
         layers.push(layer);
     }
@@ -981,4 +993,38 @@ git:
   content_dir: ~/.skills-mcp/content
   # Seconds a git command (clone, fetch) may take before it is stopped.
   timeout_seconds: 120
+
+# Authentication of HTTP clients (serve --http); ignored in a root's config.yaml. Flags
+# (--auth-tokens-file, --auth-tokens-env, --resource-url, --oauth-issuer, --oauth-jwks) override it.
+auth:
+  # File of static bearer tokens, one per line: `TOKEN [SCOPE...]` (no scope: every scope).
+  tokens_file: ""
+  # Environment variable holding static tokens (same lines, separated by newlines or `;`).
+  tokens_env: SKILLS_MCP_AUTH_TOKENS
+  # This server's public URL (the audience of JWTs, the `resource` of the metadata).
+  resource_url: ""
+  # OAuth 2.1 resource server: JWT access tokens of these authorization servers.
+  oauth:
+    # Issuer identifiers of the accepted authorization servers (empty: OAuth off).
+    issuers: []
+    # Their signing keys: a JWKS file or an http(s) URL.
+    jwks: ""
+    # Minutes after which the key set is fetched again (in the background).
+    jwks_refresh_minutes: 15
+    # Least seconds between two fetches caused by a token with an unknown `kid`.
+    jwks_min_refresh_seconds: 30
+    # Seconds a JWKS fetch may take.
+    jwks_timeout_seconds: 10
+    # Clock skew allowed on `exp` and `nbf`, in seconds (0-300).
+    leeway_seconds: 60
+  # Names of the scopes tokens carry.
+  scopes:
+    # Reading skills: tools, resources, prompts, skills/*.
+    read: skills:read
+    # Running scripts (`run_script`).
+    run: skills:run
+    # Refreshing sources (`refresh_skills`).
+    refresh: skills:refresh
+  # Largest request body the scope check reads, in bytes (larger: 413).
+  max_body_bytes: 4194304
 "#;

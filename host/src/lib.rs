@@ -9,6 +9,7 @@ pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod git;
+pub mod http_auth;
 pub mod index_cache;
 pub mod mcp;
 pub mod runtime;
