@@ -7,6 +7,7 @@ mod common;
 mod component;
 mod git;
 mod http;
+mod http_auth;
 mod index_cache;
 mod inputs;
 mod mcp;

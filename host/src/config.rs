@@ -65,6 +65,8 @@ pub struct Config {
     pub git: GitConfig,
     /// How `serve` listens (stdio or HTTP); ignored in a root's `config.yaml`.
     pub server: crate::http::HttpConfig,
+    /// Authentication of HTTP clients (operator only: ignored in a root's `config.yaml`).
+    pub auth: AuthConfig,
     /// `GITHUB_TOKEN`, from the environment only (never read from or written to a file).
     #[serde(skip)]
     pub github_token: Option<String>,
@@ -168,6 +170,9 @@ impl Default for AssetsConfig {
 
 /// Usage analytics: the section is owned by [`crate::analytics`].
 pub use crate::analytics::AnalyticsConfig;
+
+/// Authentication over HTTP: the section is owned by [`crate::http_auth`].
+pub use crate::http_auth::AuthConfig;
 
 /// Where git sources are checked out: the section is owned by [`crate::git`].
 pub use crate::git::{GitConfig, GitSourceConfig};
@@ -727,8 +732,9 @@ const ROOT_MAY_LOWER: [&str; 6] = [
 
 /// The sections a root's `config.yaml` is filtered in: there, a known key not allowed above is
 /// the operator's alone (`--config FILE`, the environment, flags).
-const FILTERED_SECTIONS: [&str; 8] = [
+const FILTERED_SECTIONS: [&str; 9] = [
     "server",
+    "auth",
     "matching",
     "refresh",
     "scripts",
@@ -1150,4 +1156,38 @@ server:
   # Sessions and SSE streams for clients older than 2026-07-28; false: every request is
   # answered statelessly (any replica answers any request).
   sessions: true
+
+# Authentication of HTTP clients (serve --http); ignored in a root's config.yaml. Flags
+# (--auth-tokens-file, --auth-tokens-env, --resource-url, --oauth-issuer, --oauth-jwks) override it.
+auth:
+  # File of static bearer tokens, one per line: `TOKEN [SCOPE...]` (no scope: every scope).
+  tokens_file: ""
+  # Environment variable holding static tokens (same lines, separated by newlines or `;`).
+  tokens_env: SKILLS_MCP_AUTH_TOKENS
+  # This server's public URL (the audience of JWTs, the `resource` of the metadata).
+  resource_url: ""
+  # OAuth 2.1 resource server: JWT access tokens of these authorization servers.
+  oauth:
+    # Issuer identifiers of the accepted authorization servers (empty: OAuth off).
+    issuers: []
+    # Their signing keys: a JWKS file or an http(s) URL.
+    jwks: ""
+    # Minutes after which the key set is fetched again (in the background).
+    jwks_refresh_minutes: 15
+    # Least seconds between two fetches caused by a token with an unknown `kid`.
+    jwks_min_refresh_seconds: 30
+    # Seconds a JWKS fetch may take.
+    jwks_timeout_seconds: 10
+    # Clock skew allowed on `exp` and `nbf`, in seconds (0-300).
+    leeway_seconds: 60
+  # Names of the scopes tokens carry.
+  scopes:
+    # Reading skills: tools, resources, prompts, skills/*.
+    read: skills:read
+    # Running scripts (`run_script`).
+    run: skills:run
+    # Refreshing sources (`refresh_skills`).
+    refresh: skills:refresh
+  # Largest request body the scope check reads, in bytes (larger: 413).
+  max_body_bytes: 4194304
 "#;

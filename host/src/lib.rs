@@ -11,6 +11,7 @@ pub mod config;
 pub mod git;
 pub mod harden;
 pub mod http;
+pub mod http_auth;
 pub mod index_cache;
 pub mod jsonrpc;
 pub mod logsafe;
