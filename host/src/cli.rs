@@ -8,6 +8,7 @@
 use std::io::{BufRead as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -106,6 +107,9 @@ pub struct ServeArgs {
     /// Also accept this Origin at /mcp (repeatable; e.g. https://app.example.com).
     #[arg(long = "allowed-origin", value_name = "ORIGIN")]
     pub allowed_origins: Vec<String>,
+    /// Authentication of HTTP clients (static bearer tokens, OAuth JWT access tokens).
+    #[command(flatten)]
+    pub auth: crate::http_auth::AuthOptions,
 }
 
 #[derive(Debug, Args)]
@@ -281,7 +285,10 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         crate::mcp::run_stdio(&loaded, git)?;
     } else {
         let config = flags.apply(&loaded.config.server);
-        crate::http::run_http(&loaded, git, config)?;
+        let mut auth = args.auth.clone();
+        auth.config = loaded.config.auth.clone();
+        let auth = crate::http_auth::Authenticator::from_options(&auth)?.map(Arc::new);
+        crate::http::run_http(&loaded, git, config, auth)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -19,8 +19,8 @@
 //! # Layers (outermost first)
 //! [`with_limits`] (in-flight cap, timeout, access log) wraps the router of [`router`]
 //! (`/mcp` behind a readiness gate that also reads the body within its size limit, and the
-//! probes). Authentication (branch `auth`, `http_auth::apply`) wraps [`router`]'s result in
-//! [`run_http`], between the two, so refused requests are still logged and capped.
+//! probes). Authentication (`http_auth::apply`) wraps the MCP endpoint inside [`router`],
+//! so refused requests are still logged and capped, and the probes stay open.
 
 use std::{
     borrow::Cow,
@@ -283,8 +283,12 @@ impl HttpState {
 }
 
 /// The router: MCP at `/mcp` (behind the readiness gate and the body limit) and the probes.
-/// Authentication wraps this router; [`with_limits`] wraps the result.
-pub fn router(state: &Arc<HttpState>) -> Router {
+/// The MCP endpoint (behind `auth` when it is configured) and the probes (always open);
+/// [`with_limits`] wraps the result.
+pub fn router(
+    state: &Arc<HttpState>,
+    auth: Option<Arc<crate::http_auth::Authenticator>>,
+) -> Router {
     let c = &state.config;
     let mut rmcp_config = StreamableHttpServerConfig::default()
         .with_allowed_origins(c.allowed_origins.clone())
@@ -311,9 +315,13 @@ pub fn router(state: &Arc<HttpState>) -> Router {
         Arc::new(LocalSessionManager::default()),
         rmcp_config,
     );
-    Router::new()
+    let mut endpoint = Router::new()
         .route_service("/mcp", mcp)
-        .route_layer(middleware::from_fn_with_state(state.clone(), mcp_gate))
+        .route_layer(middleware::from_fn_with_state(state.clone(), mcp_gate));
+    if let Some(auth) = auth {
+        endpoint = crate::http_auth::apply(endpoint, auth);
+    }
+    endpoint
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz).with_state(state.clone()))
 }
@@ -577,14 +585,14 @@ pub fn run_http(
     loaded: &Loaded,
     git: Option<Arc<crate::git::GitSync>>,
     config: HttpConfig,
+    auth: Option<Arc<crate::http_auth::Authenticator>>,
 ) -> Result<()> {
     for w in &loaded.warnings {
         eprintln!("skills-mcp: warning: {w}");
     }
     let addr =
         parse_listen(&config.listen).with_context(|| format!("--http {:?}", config.listen))?;
-    // Authentication (branch `auth`) sets this when it is configured.
-    let auth_configured = false;
+    let auth_configured = auth.as_ref().is_some_and(|a| a.is_configured());
     check_listen(addr, auth_configured, config.public_without_auth)?;
     for (i, root) in loaded.roots.iter().enumerate() {
         eprintln!("skills-mcp: root {i}: {} ({:?})", root.name(), root.source);
@@ -617,9 +625,7 @@ pub fn run_http(
         ..crate::mcp::Services::default()
     };
     let state = HttpState::new(config);
-    let app = router(&state);
-    // Authentication (branch `auth`): `let app = crate::http_auth::apply(app, auth);`
-    let app = with_limits(app, &state);
+    let app = with_limits(router(&state, auth), &state);
 
     let result = runtime.block_on(async {
         // The index is built while /healthz already answers (and /readyz says 503).
