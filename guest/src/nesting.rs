@@ -161,7 +161,7 @@ pub fn check(text: &str, limit: usize) -> Result<(), TooDeep> {
                         prev = Some(c);
                     }
                     // Plain text: `[`, `{`, `,` in it (`see [[x`) start nothing.
-                    b'[' | b'{' | b',' => prev = Some(b'a'),
+                    b'[' | b'{' | b',' if flow == 0 => prev = Some(b'a'),
                     _ => prev = Some(c),
                 },
             }
