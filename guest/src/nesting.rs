@@ -160,6 +160,8 @@ pub fn check(text: &str, limit: usize) -> Result<(), TooDeep> {
                         header_from = Some(p);
                         prev = Some(c);
                     }
+                    // Plain text: `[`, `{`, `,` in it (`see [[x`) start nothing.
+                    b'[' | b'{' | b',' if flow == 0 => prev = Some(b'a'),
                     _ => prev = Some(c),
                 },
             }
