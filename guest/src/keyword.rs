@@ -1,4 +1,5 @@
-//! The functional spec's keyword matching (seed 004, section 5.2), exactly.
+//! Keyword matching, exactly as the original functional specification defines it: a skill
+//! scores the fraction of its keywords that the request's words match.
 //!
 //! Selected with `matching.algorithm: keywords`. Scores are the spec's: the fraction of a
 //! skill's keywords that the request matched, plus `priority * 0.001`.

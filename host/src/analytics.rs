@@ -1,5 +1,5 @@
-//! Usage analytics: event tracking, batched HTTP publishing, a bounded JSONL fallback buffer (seed
-//! 004 section 10), and `report_usage` feedback (section 8.5).
+//! Usage analytics: event tracking, batched HTTP publishing, a bounded JSONL fallback buffer,
+//! and `report_usage` feedback.
 //!
 //! Every tool call becomes an event `{type, timestamp, server_id, data}` (plus an `id`, see below)
 //! queued in memory. Every `flush_interval_seconds` the publisher appends the queued events to the
@@ -38,7 +38,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-/// The `analytics:` section (seed 004 section 11.2, extended).
+/// The `analytics:` section of the configuration.
 ///
 /// ```yaml
 /// analytics:
@@ -95,7 +95,7 @@ impl AnalyticsConfig {
     }
 }
 
-/// The event types of seed 004 section 10.2 and their data.
+/// The event types and their data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]
 pub enum EventData {
@@ -166,7 +166,7 @@ pub struct FlushReport {
     pub error: Option<String>,
 }
 
-/// The `report_usage` answer (seed 004 section 8.5).
+/// The `report_usage` answer: whether the feedback was recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UsageRecorded {
     pub recorded: bool,

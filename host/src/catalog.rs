@@ -1178,7 +1178,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The JSON answers of seed 004 section 8 (`get_skill`, `list_skills`, `get_asset`), shared by
+/// The JSON answers of the tools (`get_skill`, `list_skills`, `get_asset`), shared by
 /// the CLI and the MCP server.
 impl Catalog {
     /// `get_skill` (8.1): `no_match`, `ambiguous` with candidates, or the match with its

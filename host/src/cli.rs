@@ -1,7 +1,7 @@
 //! The command line: serve, search, get, list, asset, validate and friends.
 //!
 //! Every verb opens a [`Catalog`] over the skill roots and prints what it answers: JSON in the
-//! shapes of seed 004 section 8 where the spec has one, short human text otherwise. Results go
+//! shapes of the MCP tools' answers where a tool has one, short human text otherwise. Results go
 //! to stdout; logs and errors go to stderr. Exit codes: 0 ok, 1 validation errors or nothing
 //! found, 2 usage (bad arguments, bad paths).
 
@@ -63,7 +63,8 @@ pub struct GlobalArgs {
 pub enum AlgorithmArg {
     /// Fielded BM25 with stemming; scores normalised to 0..1 (the default).
     Ranked,
-    /// The functional spec's keyword matching (seed 004 section 5).
+    /// Keyword matching: a skill scores the fraction of its keywords that the request's words
+    /// match.
     Keywords,
 }
 
@@ -75,19 +76,21 @@ pub enum Command {
     Serve(ServeArgs),
     /// Rank skills against a query.
     Search(SearchArgs),
-    /// Route a free-text request to a skill and print the outcome (seed 004 8.1 JSON); exits 1
-    /// on no match.
+    /// Route a free-text request to a skill and print the outcome as JSON: `no_match`,
+    /// `ambiguous` with candidates, or the matched skill with its resolved content, assets and
+    /// scripts; exits 1 on no match.
     Get(GetArgs),
-    /// Print the skill tree (seed 004 8.2 with --json).
+    /// Print the skill tree (with --json: name, path, description, keywords, counts, children).
     List(ListArgs),
-    /// Print an asset or script of a skill (seed 004 8.3 JSON).
+    /// Print an asset or script of a skill as JSON (text `content`, or `content_base64` and
+    /// `mime_type`).
     Asset(AssetArgs),
     /// Check every file of the roots; exits 1 when a file has errors.
     Validate(ValidateArgs),
     /// Print the full default configuration, a comment on every key.
     ExampleConfig,
-    /// Run a script declared `execution: server` (seed 004 8.4 JSON); exits 1 when it fails or
-    /// is refused, 2 on a malformed request.
+    /// Run a script declared `execution: server` and print its outcome as JSON (exit code,
+    /// stdout, stderr, duration); exits 1 when it fails or is refused, 2 on a malformed request.
     Run(RunArgs),
 }
 
@@ -159,7 +162,8 @@ pub struct GetArgs {
 pub struct ListArgs {
     /// Only the subtree below this path (e.g. `ui` or `api/_index`).
     pub path: Option<String>,
-    /// Print the seed 004 8.2 JSON tree.
+    /// Print the tree as JSON (name, path, description, keywords, assetCount, scriptCount,
+    /// children).
     #[arg(long)]
     pub json: bool,
 }

@@ -1,5 +1,5 @@
-//! Skills from git repositories: clone, fetch, recover, periodic refresh, with the system git (seed
-//! 004 section 9, widened by seed 002: several sources, subpaths, local folders, update checks).
+//! Skills from git repositories: clone, fetch, recover, periodic refresh, with the system git;
+//! several sources, subpaths, local folders and update checks.
 //!
 //! [`GitSync`] owns the configured sources in precedence order. Each git source is a bare
 //! repository tracking one remote branch plus immutable per-commit snapshots (see `repo.rs`), so
@@ -63,8 +63,9 @@ where
     Arc::new(move |roots| Box::pin(f(roots)))
 }
 
-/// The answer of a refresh: seed 004 section 8.6 (git mode), plus `message` when something went
-/// wrong and `sources` when more than one git source is configured.
+/// The answer of a refresh in git mode (`success`, the commit served, files changed, skills
+/// reindexed, last sync), plus `message` when something went wrong and `sources` when more than one git
+/// source is configured.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RefreshResponse {
     pub success: bool,
@@ -300,8 +301,8 @@ impl GitSync {
         self.repos().nth(index).map(Repo::fetch_command)
     }
 
-    /// `refresh_skills` in git mode: syncs every git source, then always rebuilds the index (seed
-    /// 004 section 8.6). A refresh already running makes this answer `success: false` at once.
+    /// `refresh_skills` in git mode: syncs every git source, then always rebuilds the index. A
+    /// refresh already running makes this answer `success: false` at once.
     /// The work runs in its own task, so a caller that gives up does not cut it in half.
     pub async fn force_refresh(self: &Arc<Self>) -> RefreshResponse {
         let this = Arc::clone(self);

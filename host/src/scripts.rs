@@ -1,5 +1,5 @@
 //! Server-side script execution in a sandbox: no shell, clean environment, process-group
-//! timeout, capped output (seed 004 sections 8.4 and 12.2).
+//! timeout, capped output.
 //!
 //! [`ScriptRunner`] is what the MCP tool `run_script` and the CLI verb `run` call:
 //! [`ScriptRunner::run`] takes the catalog (anything implementing [`ScriptCatalog`]: the engine

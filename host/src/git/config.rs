@@ -1,5 +1,5 @@
 //! Configuration of skill sources (git repositories and local folders), the git section and the
-//! refresh section, with their environment variables (seed 004 section 11, seed 002 sources).
+//! refresh section, with their environment variables (`SKILLS_REPO`, `SKILLS_BRANCH`, ...).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -134,7 +134,7 @@ impl GitSourceConfig {
 }
 
 impl SourceConfig {
-    /// The source named by `SKILLS_REPO` / `SKILLS_BRANCH` (seed 004 section 11.1), if set.
+    /// The source named by `SKILLS_REPO` / `SKILLS_BRANCH` if set.
     pub fn from_env(env: impl Fn(&str) -> Option<String>) -> Option<SourceConfig> {
         let url = env("SKILLS_REPO").filter(|v| !v.trim().is_empty())?;
         let mut git = GitSourceConfig::new(url.trim());

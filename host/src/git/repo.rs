@@ -514,7 +514,7 @@ impl Repo {
         }
         match self.subpath.as_deref().map(|s| s.trim_matches('/')) {
             None => {
-                // Seed 004 serves `<checkout>/skills`; a repository without it serves its root.
+                // A repository's skills live in `<checkout>/skills`; a repository without it serves its root.
                 let skills = tree.join("skills");
                 Ok(if skills.is_dir() {
                     skills

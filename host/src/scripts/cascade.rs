@@ -1,4 +1,4 @@
-//! The validation cascade of `run_script` (seed 004 section 8.4), as a function of the
+//! The validation cascade of `run_script` (each check in a fixed order), as a function of the
 //! configuration, what the catalog says about the request, and the request itself.
 
 use std::collections::BTreeMap;

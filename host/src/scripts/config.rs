@@ -1,4 +1,4 @@
-//! The `scripts` section of the configuration (seed 004 section 11.2, plus the sandbox knobs);
+//! The `scripts` section of the configuration (enabled, timeout, output cap, sandbox knobs);
 //! [`crate::config`] embeds it, loads it in layers and checks its ranges.
 
 use std::collections::BTreeMap;
