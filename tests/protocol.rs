@@ -256,13 +256,19 @@ fn a_failing_read_costs_that_call_only() {
     assert!(g.resolve(i, "a").unwrap().content.contains("Alpha body."));
     files.fail_next.store(true, Ordering::SeqCst);
     assert!(matches!(
-        kind(g.skill_md(i, "b")),
+        kind(g.extension_skill_md(i, "b")),
         EngineErrorKind::ReadFailed(_)
     ));
     // Build calls after the failed reads still get their reason, not a panic.
     let m = invalid(g.add_root(i, "late", &listing()));
     assert!(m.contains("finished"), "{m}");
-    assert_eq!(g.skill_md(i, "b").unwrap(), SKILL_B.as_bytes());
+    let served = g.extension_skill_md(i, "b").unwrap();
+    assert_eq!(served.name, "b");
+    assert!(
+        String::from_utf8(served.bytes)
+            .unwrap()
+            .ends_with("Beta body.\n")
+    );
     // A new index in the same instance builds normally.
     let j = g.new_index(&EngineConfig::default()).unwrap();
     g.add_root(j, "r", &listing()).unwrap();
