@@ -641,7 +641,7 @@ fn http_refuses_a_non_loopback_address_without_auth_or_the_flag() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_ne!(out.status.code(), Some(0), "{stderr}");
     assert!(
-        stderr.contains("the `server` section is ignored"),
+        stderr.contains("`server.public_without_auth` ignored"),
         "{stderr}"
     );
     assert!(stderr.contains("refusing to listen"), "{stderr}");

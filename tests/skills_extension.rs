@@ -62,9 +62,11 @@ fn split_file(text: &str) -> Result<(&str, &str), String> {
         let i = rest[from..].find("\n---").ok_or("no closing `---` line")? + from;
         let after = rest[i + 4..].trim_start_matches([' ', '\t']);
         if after.is_empty() || after.starts_with('\n') || after.starts_with("\r\n") {
-            let yaml = &rest[..i];
+            // The frontmatter is every line before the closing fence, its last newline included
+            // (a `|` block scalar that ends the frontmatter keeps it).
+            let yaml = &rest[..=i];
             let body = after.split_once('\n').map_or("", |(_, b)| b);
-            return Ok((yaml.strip_suffix('\r').unwrap_or(yaml), body));
+            return Ok((yaml, body));
         }
         from = i + 1;
     }
@@ -220,7 +222,11 @@ async fn check_every_listed_skill(client: &Connected, read_every_file: bool) -> 
         match resources.get(uri) {
             None => problem("not in resources/list".into()),
             Some((rname, rdesc)) => {
-                if rname != name || rdesc.as_deref() != entry["description"].as_str() {
+                // A listing's description is the skill's, trimmed.
+                if rname != name
+                    || rdesc.as_deref().map(str::trim)
+                        != entry["description"].as_str().map(str::trim)
+                {
                     problem(format!("resources/list says {rname:?}, {rdesc:?}"));
                 }
             }

@@ -689,7 +689,8 @@ impl std::fmt::Display for Refusal {
 /// form RFC 9728 gives for the resource URL, e.g. `.../mcp`) when OAuth is on. Routes merged
 /// after this call (e.g. `/healthz`) stay open.
 pub fn apply(router: Router, auth: Arc<Authenticator>) -> Router {
-    let protected = router.layer(axum::middleware::from_fn_with_state(auth.clone(), check));
+    // A route layer: unknown paths stay 404, only the routes given are behind the check.
+    let protected = router.route_layer(axum::middleware::from_fn_with_state(auth.clone(), check));
     let Some(oauth) = &auth.oauth else {
         return protected;
     };
