@@ -498,7 +498,7 @@ fn fuzz_seed() -> u64 {
     std::env::var("FUZZ_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5EC_B_2026)
+        .unwrap_or(0x5ECB_2026)
 }
 
 #[test]

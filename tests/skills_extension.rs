@@ -177,7 +177,7 @@ async fn check_every_listed_skill(client: &Connected, read_every_file: bool) -> 
                         "entry frontmatter {entry} != file frontmatter {file}"
                     ));
                 }
-                if !file["description"].as_str().is_some_and(|d| !d.is_empty()) {
+                if file["description"].as_str().is_none_or(|d| d.is_empty()) {
                     problem("SKILL.md has no description string".into());
                 }
             }

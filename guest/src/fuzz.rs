@@ -39,7 +39,7 @@ pub(crate) fn seed() -> u64 {
     std::env::var("FUZZ_SEED")
         .ok()
         .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5EC_B_2026)
+        .unwrap_or(0x5ECB_2026)
 }
 
 pub(crate) fn cases() -> usize {
@@ -138,7 +138,7 @@ pub(crate) fn yaml_doc(rng: &mut Rng) -> String {
                 let times = 1 + rng.below(300);
                 s.push_str(&piece.repeat(times));
             }
-            _ => s.push_str(*rng.pick(PIECES)),
+            _ => s.push_str(rng.pick::<&str>(PIECES)),
         }
     }
     s
@@ -219,7 +219,7 @@ pub(crate) fn path_arg(rng: &mut Rng) -> String {
         if i > 0 {
             s.push('/');
         }
-        s.push_str(*rng.pick(SEGMENTS));
+        s.push_str(rng.pick::<&str>(SEGMENTS));
     }
     if rng.below(10) == 0 {
         s.push('/');

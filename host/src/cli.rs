@@ -73,7 +73,7 @@ pub enum AlgorithmArg {
 pub enum Command {
     /// Run the MCP server: on stdio (the default when no verb is given), or over HTTP with
     /// --http.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Rank skills against a query.
     Search(SearchArgs),
     /// Route a free-text request to a skill and print the outcome as JSON: `no_match`,
@@ -240,7 +240,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let global = &cli.global;
     match cli
         .command
-        .unwrap_or_else(|| Command::Serve(ServeArgs::default()))
+        .unwrap_or_else(|| Command::Serve(Box::default()))
     {
         Command::Serve(args) => serve(global, &args),
         Command::ExampleConfig => {
