@@ -5,10 +5,18 @@
 //! own target directory (`<workspace>/target/guest`, so it never waits on the lock of the build
 //! that runs this script), without the flags meant for the host. For `wasm32-wasip2` a `cdylib`
 //! is already a component: no adapter, no post-processing.
+//!
+//! Before that, the `wasm32-wasip2` target is checked and installed through rustup when it is
+//! missing (`build/wasm_target.rs`). It also lists the bundled `skills/` folder into
+//! `OUT_DIR/bundled_skills.rs` (`include_bytes!` of every file and a digest over them), which
+//! `host/src/bundled.rs` embeds so that an installed binary serves them from anywhere.
 
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+#[path = "build/wasm_target.rs"]
+mod wasm_target;
 
 const TARGET: &str = "wasm32-wasip2";
 const ARTIFACT: &str = "skills_engine.wasm";
@@ -35,12 +43,31 @@ fn main() {
         );
     }
     println!("cargo:rerun-if-env-changed=SKILLS_MCP_GUEST_WASM");
+    println!(
+        "cargo:rerun-if-changed={}",
+        manifest_dir.join("build").display()
+    );
+
+    bundle_skills(
+        &workspace.join("skills"),
+        &out_dir.join("bundled_skills.rs"),
+    );
 
     let dest = out_dir.join(ARTIFACT);
     // Escape hatch for packagers: a prebuilt component instead of building one.
     if let Some(prebuilt) = env::var_os("SKILLS_MCP_GUEST_WASM") {
         copy(Path::new(&prebuilt), &dest);
         return;
+    }
+
+    match wasm_target::ensure(TARGET, &wasm_target::Tools::from_env()) {
+        Ok(wasm_target::Outcome::Present) => {}
+        Ok(wasm_target::Outcome::Installed(note)) => println!("cargo:warning={note}"),
+        Err(line) => {
+            // One line, shown by cargo as `error: ...`; the build stops after this script.
+            println!("cargo::error={line}");
+            return;
+        }
     }
 
     let target_dir = workspace.join("target").join("guest");
@@ -72,11 +99,7 @@ fn main() {
         .status()
         .unwrap_or_else(|e| panic!("could not run `{cmd:?}`: {e}"));
     if !status.success() {
-        panic!(
-            "building the engine component failed ({status}); command: {cmd:?}\n\
-             hint: the `{TARGET}` target is named in rust-toolchain.toml; with rustup it is \
-             installed automatically, otherwise run `rustup target add {TARGET}`"
-        );
+        panic!("building the engine component failed ({status}); command: {cmd:?}");
     }
     copy(
         &target_dir.join(TARGET).join("release").join(ARTIFACT),
@@ -95,8 +118,8 @@ fn copy(from: &Path, to: &Path) {
         )
     });
     let digest = sha2::Sha256::digest(&bytes);
-    let written = std::fs::write(to, &bytes)
-        .and_then(|()| std::fs::write(to.with_extension("sha256"), digest));
+    let written = write_if_changed(to, &bytes)
+        .and_then(|()| write_if_changed(&to.with_extension("sha256"), &digest));
     written.unwrap_or_else(|e| {
         panic!(
             "could not copy the engine component {} to {}: {e}",
@@ -104,4 +127,82 @@ fn copy(from: &Path, to: &Path) {
             to.display()
         )
     });
+}
+
+/// Write `dest`: the files of the bundled `skills/` folder as `BUNDLED_FILES` (relative path with
+/// `/` separators, `include_bytes!` of the file), sorted by path, and `BUNDLED_DIGEST`, the
+/// SHA-256 (hex) over every path and content, which names the folder they are unpacked into.
+fn bundle_skills(skills: &Path, dest: &Path) {
+    use sha2::Digest as _;
+    println!("cargo:rerun-if-changed={}", skills.display());
+    let mut files = Vec::new();
+    if skills.is_dir() {
+        walk(skills, "", &mut files);
+    }
+    files.sort();
+    let mut hasher = sha2::Sha256::new();
+    let mut list = String::new();
+    for (rel, abs) in &files {
+        let bytes = std::fs::read(abs)
+            .unwrap_or_else(|e| panic!("could not read bundled skill file {}: {e}", abs.display()));
+        hasher.update((rel.len() as u64).to_le_bytes());
+        hasher.update(rel.as_bytes());
+        hasher.update((bytes.len() as u64).to_le_bytes());
+        hasher.update(&bytes);
+        list.push_str(&format!(
+            "    ({rel:?}, include_bytes!({:?})),\n",
+            abs.display().to_string()
+        ));
+    }
+    let digest: String = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let code = format!(
+        "/// SHA-256 over the bundled files' paths and contents.\n\
+         pub const BUNDLED_DIGEST: &str = {digest:?};\n\
+         /// The bundled `skills/` files: relative path, content.\n\
+         pub static BUNDLED_FILES: &[(&str, &[u8])] = &[\n{list}];\n"
+    );
+    write_if_changed(dest, code.as_bytes())
+        .unwrap_or_else(|e| panic!("could not write {}: {e}", dest.display()));
+}
+
+/// Every regular file below `dir` (symbolic links are not followed), with its relative path.
+fn walk(dir: &Path, prefix: &str, out: &mut Vec<(String, PathBuf)>) {
+    let entries =
+        std::fs::read_dir(dir).unwrap_or_else(|e| panic!("could not list {}: {e}", dir.display()));
+    for entry in entries {
+        let entry = entry.unwrap_or_else(|e| panic!("could not list {}: {e}", dir.display()));
+        let name = entry.file_name();
+        let Some(name) = name.to_str() else {
+            panic!(
+                "bundled skill file name is not UTF-8: {}",
+                entry.path().display()
+            );
+        };
+        let rel = if prefix.is_empty() {
+            name.to_owned()
+        } else {
+            format!("{prefix}/{name}")
+        };
+        let kind = entry
+            .file_type()
+            .unwrap_or_else(|e| panic!("could not stat {}: {e}", entry.path().display()));
+        if kind.is_dir() {
+            walk(&entry.path(), &rel, out);
+        } else if kind.is_file() {
+            out.push((rel, entry.path()));
+        }
+    }
+}
+
+/// Write `bytes` to `path` unless it already holds them: an unchanged file keeps its time, so
+/// the crate that embeds it is not compiled again for nothing.
+fn write_if_changed(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if std::fs::read(path).is_ok_and(|old| old == bytes) {
+        return Ok(());
+    }
+    std::fs::write(path, bytes)
 }

@@ -1083,6 +1083,7 @@ fn configuration_resolves_git_roots() {
         cwd: tmp.path().to_path_buf(),
         home: Some(tmp.path().to_path_buf()),
         bundled: None,
+        embedded_bundle: false,
         no_default_roots: false,
     };
     let loaded = load(&opts).unwrap();

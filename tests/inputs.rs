@@ -223,8 +223,12 @@ fn every_bad_json_rpc_line_gets_one_answer_the_client_can_match() {
         one_error(&answers, id.clone(), *code, input);
     }
     // Unknown methods stay rmcp's: -32601 with the id.
+    // rmcp answers them on its own task, so the ping's answer may come first.
     s.send(r#"{"jsonrpc":"2.0","id":20,"method":"no/such"}"#);
-    let answers = s.until_ping(2000);
+    let mut answers = s.until_ping(2000);
+    if answers.is_empty() {
+        answers.extend(s.next());
+    }
     one_error(&answers, json!(20), -32601, "no/such");
     // A bad notification is not answered (JSON-RPC), and the server keeps serving.
     s.send(r#"{"jsonrpc":"1.0","method":"notifications/initialized"}"#);

@@ -10,6 +10,8 @@ mod http;
 mod http_auth;
 mod index_cache;
 mod inputs;
+mod install;
+mod logs;
 mod mcp;
 mod protocol;
 mod runtime;

@@ -1061,9 +1061,7 @@ async fn a_later_root_overrides_the_same_skill_path() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_bundled_skills_are_served() {
     within(async {
-        let Some(bundled) = config::bundled_skills_dir() else {
-            return;
-        };
+        let bundled = crate::common::bundled_skills();
         let client = connect(server(&bundled)).await;
         let skills = client.list_all_skills().await.unwrap();
         assert!(!skills.is_empty());

@@ -54,7 +54,8 @@ struct Cli {
 enum AlgorithmArg {
     /// Fielded BM25 with stemming; scores normalised to 0..1 (the default).
     Ranked,
-    /// The functional spec's keyword matching (seed 004 section 5).
+    /// Keyword matching: a skill scores the fraction of its keywords that the request's words
+    /// match.
     Keywords,
 }
 
@@ -62,8 +63,9 @@ enum AlgorithmArg {
 enum Command {
     /// Rank skills against a query.
     Search(SearchArgs),
-    /// Route a free-text request to a skill and print the outcome (seed 004 8.1 JSON); exits 1
-    /// on no match.
+    /// Route a free-text request to a skill and print the outcome as JSON: `no_match`,
+    /// `ambiguous` with candidates, or the matched skill with its resolved content, assets and
+    /// scripts; exits 1 on no match.
     Get(GetArgs),
     /// Check every file of the roots; exits 1 when a file has errors.
     Validate(ValidateArgs),

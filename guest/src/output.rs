@@ -1,7 +1,7 @@
 //! The command line's answers as text: what `skills-mcp search | get | validate` print, and what
 //! the stock-WASI command `skills-engine-cli` prints, from one function each, so that the two
 //! agree by construction (`.ci/wasi` checks it byte for byte). Pure formatting, no I/O: callers
-//! write the strings. JSON keeps the shapes of seed 004 section 8.
+//! write the strings. JSON keeps the shapes of the MCP tools' answers.
 
 use std::collections::BTreeMap;
 

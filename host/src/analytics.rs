@@ -417,7 +417,7 @@ impl Analytics {
         });
     }
 
-    /// `report_usage` (section 8.5) for a skill the caller has checked exists: logs the feedback to
+    /// `report_usage` for a skill the caller has checked exists: logs the feedback to
     /// stderr, tracks `skill_feedback` and returns the answer.
     pub fn report_usage(
         &self,
@@ -427,13 +427,13 @@ impl Analytics {
     ) -> UsageRecorded {
         match comment {
             Some(c) => {
-                eprintln!(
-                    "skills-mcp: feedback: {}: useful={useful} comment={c:?}",
+                tracing::info!(
+                    "feedback: {}: useful={useful} comment={c:?}",
                     crate::logsafe::Escaped(skill_path)
                 )
             }
-            None => eprintln!(
-                "skills-mcp: feedback: {}: useful={useful}",
+            None => tracing::info!(
+                "feedback: {}: useful={useful}",
                 crate::logsafe::Escaped(skill_path)
             ),
         }
@@ -499,7 +499,7 @@ impl Inner {
         if self.closed.load(Ordering::Acquire) {
             // After shutdown there is no flush left to run: keep the event on disk.
             if let Err(e) = self.with_buffer_lock(|| self.append(&[event], 0)) {
-                eprintln!("skills-mcp: analytics: could not buffer an event after shutdown: {e}");
+                tracing::warn!("analytics: could not buffer an event after shutdown: {e}");
             }
             return;
         }
@@ -512,8 +512,8 @@ impl Inner {
             drop(queue);
             self.queue_dropped
                 .fetch_add(excess as u64, Ordering::AcqRel);
-            eprintln!(
-                "skills-mcp: analytics: more than {max} events waiting; dropped the {excess} oldest"
+            tracing::warn!(
+                "analytics: more than {max} events waiting; dropped the {excess} oldest"
             );
         }
     }
@@ -529,7 +529,7 @@ impl Inner {
                 }
                 self.queue_dropped.fetch_add(dropped, Ordering::AcqRel);
                 let msg = format!("analytics buffer {}: {e}", self.buffer_path.display());
-                eprintln!("skills-mcp: analytics: {}", crate::logsafe::Escaped(&msg));
+                tracing::warn!("analytics: {}", crate::logsafe::Escaped(&msg));
                 FlushReport {
                     error: Some(msg),
                     ..FlushReport::default()
@@ -570,8 +570,8 @@ impl Inner {
         let mut dropped = contents.dropped;
         report.corrupt_skipped = contents.corrupt;
         if contents.corrupt > 0 {
-            eprintln!(
-                "skills-mcp: analytics: skipped {} corrupt line(s) of {}",
+            tracing::warn!(
+                "analytics: skipped {} corrupt line(s) of {}",
                 contents.corrupt,
                 self.buffer_path.display()
             );
@@ -581,8 +581,8 @@ impl Inner {
         if excess > 0 {
             events.drain(..excess);
             dropped += excess as u64;
-            eprintln!(
-                "skills-mcp: analytics: buffer over {max} events; dropped the {excess} oldest \
+            tracing::warn!(
+                "analytics: buffer over {max} events; dropped the {excess} oldest \
                  ({dropped} dropped since the last delivery)"
             );
         }
@@ -605,9 +605,7 @@ impl Inner {
             Ok(()) => {
                 File::create(&self.buffer_path)?;
                 if self.failing.swap(false, Ordering::AcqRel) {
-                    eprintln!(
-                        "skills-mcp: analytics: endpoint reachable again; delivered {count} events"
-                    );
+                    tracing::info!("analytics: endpoint reachable again; delivered {count} events");
                 }
                 report.sent = count;
                 report.buffered = 0;
@@ -615,8 +613,8 @@ impl Inner {
             }
             Err(e) => {
                 if !self.failing.swap(true, Ordering::AcqRel) {
-                    eprintln!(
-                        "skills-mcp: analytics: {}; keeping {count} events in {} for the next try",
+                    tracing::warn!(
+                        "analytics: {}; keeping {count} events in {} for the next try",
                         crate::logsafe::Escaped(e.to_string()),
                         self.buffer_path.display()
                     );

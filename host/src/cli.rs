@@ -39,7 +39,7 @@ pub struct GlobalArgs {
     /// (`:`-separated on Unix), whose roots come before the `--root` ones; both come after the
     /// standard folders that exist (~/.claude/skills, ~/.agents/skills, ./.claude/skills,
     /// ./.agents/skills, ./skills) and `sources` of the configuration. With none of these: the
-    /// bundled `skills/` folder. A root that is not a directory is skipped with a warning.
+    /// skills bundled in the binary. A root that is not a directory is skipped with a warning.
     #[arg(long = "root", value_name = "DIR", global = true)]
     pub roots: Vec<PathBuf>,
 
@@ -56,6 +56,23 @@ pub struct GlobalArgs {
     /// roots and is overridden by environment variables and flags.
     #[arg(long = "config", value_name = "FILE", global = true)]
     pub config: Option<PathBuf>,
+
+    /// How much is logged to stderr: this program's messages at this level and up, other
+    /// libraries' at warning at most. Overrides `RUST_LOG` (which takes any `tracing` filter,
+    /// e.g. `RUST_LOG=warn` or `RUST_LOG=skills_mcp=debug,rmcp=info`). Default: info.
+    #[arg(long, value_enum, global = true, value_name = "LEVEL")]
+    pub log_level: Option<crate::logging::LogLevel>,
+
+    /// How log lines look on stderr: `text` (`skills-mcp: warning: ...`) or `json` (one JSON
+    /// object per line, for a log collector).
+    #[arg(
+        long,
+        value_enum,
+        global = true,
+        value_name = "FORMAT",
+        default_value = "text"
+    )]
+    pub log_format: crate::logging::LogFormat,
 }
 
 /// The `matching.algorithm` setting.
@@ -92,6 +109,18 @@ pub enum Command {
     /// Run a script declared `execution: server` and print its outcome as JSON (exit code,
     /// stdout, stderr, duration); exits 1 when it fails or is refused, 2 on a malformed request.
     Run(RunArgs),
+    /// Print a shell completion script (e.g. `skills-mcp completions bash >
+    /// ~/.local/share/bash-completion/completions/skills-mcp`).
+    Completions(CompletionsArgs),
+    /// Print the manual page as roff (`skills-mcp man | man -l -`).
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Clone, Default, Args)]
@@ -192,7 +221,6 @@ pub struct ValidateArgs {
 
 /// Entry point of the `skills-mcp` binary.
 pub fn main() -> ExitCode {
-    crate::harden::at_start();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -200,15 +228,22 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { EXIT_USAGE } else { 0 });
         }
     };
+    let json_logs = cli.global.log_format == crate::logging::LogFormat::Json;
+    crate::logging::init(cli.global.log_level, cli.global.log_format);
+    crate::harden::at_start();
     match run(cli) {
         Ok(code) => code,
         // The reader went away (`skills-mcp list | head`): nothing left to tell anyone.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!(
-                "skills-mcp: error: {}",
-                crate::logsafe::Escaped(format!("{e:#}"))
-            );
+            let message = crate::logsafe::Escaped(format!("{e:#}"));
+            // The closing error is the command's answer, shown whatever the log level; a log
+            // collector reading JSON lines gets it as one.
+            if json_logs {
+                tracing::error!("{message}");
+            } else {
+                eprintln!("skills-mcp: error: {message}");
+            }
             ExitCode::from(exit_code_of(&e))
         }
     }
@@ -247,6 +282,21 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             std::io::stdout()
                 .lock()
                 .write_all(crate::config::EXAMPLE_CONFIG.as_bytes())?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Completions(args) => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(
+                args.shell,
+                &mut command,
+                "skills-mcp",
+                &mut std::io::stdout().lock(),
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            let command = <Cli as clap::CommandFactory>::command();
+            clap_mangen::Man::new(command).render(&mut std::io::stdout().lock())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Search(args) => search(&open(global, &[])?.0, &args),
@@ -344,7 +394,7 @@ fn open(
 ) -> anyhow::Result<(Catalog, crate::config::Config)> {
     let (loaded, _git) = load(global, explicit_roots.is_empty())?;
     for warning in &loaded.warnings {
-        eprintln!("skills-mcp: warning: {}", crate::logsafe::Escaped(warning));
+        tracing::warn!("{}", crate::logsafe::Escaped(warning));
     }
     let roots = if explicit_roots.is_empty() {
         crate::mcp::catalog_roots(&loaded.roots)

@@ -31,8 +31,8 @@
 //! git sources (`sources.repo`, then each of `sources.repos`; see [`crate::git`]), then each
 //! entry of `sources.roots`, then each entry of `SKILLS_DIR` (a path list: `:`-separated on Unix),
 //! then each `--root DIR`, in order. A named root that is not a directory is skipped with a
-//! warning, and is an error when no root is left. The bundled `skills/` folder is used only when
-//! none of those gives or names a root. The same directory listed twice keeps its last (highest) place. The engine gives
+//! warning, and is an error when no root is left. The bundled skills (embedded in the binary,
+//! see [`crate::bundled`]) are used only when none of those gives or names a root. The same directory listed twice keeps its last (highest) place. The engine gives
 //! a skill path found in a later root precedence over the same path in an earlier one.
 //!
 //! # Composition
@@ -465,8 +465,11 @@ pub struct LoadOptions {
     pub cwd: PathBuf,
     /// Home directory (for `~/.claude/skills`), if any.
     pub home: Option<PathBuf>,
-    /// The bundled skills folder, if any.
+    /// A folder to serve when no root is given (tests; `None` in the binary).
     pub bundled: Option<PathBuf>,
+    /// Serve the skills embedded in the binary when no root is given and `bundled` is `None`
+    /// ([`crate::bundled`]; unpacked only then).
+    pub embedded_bundle: bool,
     /// `--no-default-roots`: skip the standard folders whatever `sources.default_roots` says.
     pub no_default_roots: bool,
 }
@@ -483,7 +486,7 @@ pub const ENV_VARS: [&str; 6] = [
 
 impl LoadOptions {
     /// Options from this process: its environment, working and home directories, and the
-    /// bundled `skills/` folder of the source tree when it exists.
+    /// skills embedded in the binary as the fallback root.
     pub fn from_process(config_file: Option<PathBuf>, roots: Vec<PathBuf>) -> Self {
         let env = ENV_VARS
             .iter()
@@ -495,18 +498,26 @@ impl LoadOptions {
             env,
             cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             home: std::env::home_dir(),
-            bundled: bundled_skills_dir(),
+            bundled: None,
+            embedded_bundle: true,
             no_default_roots: false,
         }
     }
 }
 
-/// The `skills/` folder next to the workspace, when this binary runs where it was built.
+/// The skills embedded in the binary, unpacked read-only into the cache folder and checked (see
+/// [`crate::bundled`]); `None`, with a warning, when they cannot be unpacked.
 pub fn bundled_skills_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
-        .join("skills");
-    dir.is_dir().then(|| dir.canonicalize().unwrap_or(dir))
+    match crate::bundled::dir() {
+        Ok(dir) => dir,
+        Err(e) => {
+            tracing::warn!(
+                "the bundled skills are not available: {}",
+                crate::logsafe::Escaped(format!("{e:#}"))
+            );
+            None
+        }
+    }
 }
 
 /// The outcome of [`load`].
@@ -986,14 +997,18 @@ pub fn resolve_roots(
         bail!("no skill root to serve: {}", missing.join("; "));
     }
     warnings.extend(missing.into_iter().map(|m| format!("{m} (skipped)")));
-    if roots.is_empty()
-        && let Some(bundled) = &opts.bundled
-        && bundled.is_dir()
-    {
-        roots.push(RootSpec {
-            path: bundled.clone(),
-            source: RootSource::Bundled,
-        });
+    if roots.is_empty() {
+        let bundled = match &opts.bundled {
+            Some(dir) => Some(dir.clone()),
+            None if opts.embedded_bundle => bundled_skills_dir(),
+            None => None,
+        };
+        if let Some(bundled) = bundled.filter(|d| d.is_dir()) {
+            roots.push(RootSpec {
+                path: bundled,
+                source: RootSource::Bundled,
+            });
+        }
     }
     // The same directory twice keeps its last place.
     let keys: Vec<PathBuf> = roots

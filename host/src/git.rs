@@ -208,19 +208,15 @@ impl GitSync {
             match repo.sync().await {
                 Ok(outcome) => {
                     if let Some(old) = outcome.old.as_deref().filter(|_| outcome.changed()) {
-                        eprintln!(
-                            "skills-mcp: git: {}: updated {} -> {} ({} files changed)",
+                        tracing::info!(
+                            "git: {}: updated {} -> {} ({} files changed)",
                             repo.label,
                             short(old),
                             short(&outcome.new),
                             outcome.files_changed
                         );
                     } else {
-                        eprintln!(
-                            "skills-mcp: git: {}: at {}",
-                            repo.label,
-                            short(&outcome.new)
-                        );
+                        tracing::info!("git: {}: at {}", repo.label, short(&outcome.new));
                     }
                 }
                 Err(e) => {
@@ -236,7 +232,16 @@ impl GitSync {
                             repo.label
                         ),
                     };
-                    eprintln!("skills-mcp: git: {}", crate::logsafe::Escaped(&msg));
+                    // The level is the event's; the text keeps it for the tool answers.
+                    let text = crate::logsafe::Escaped(
+                        msg.trim_start_matches("warning: ")
+                            .trim_start_matches("error: "),
+                    );
+                    if cached.is_some() {
+                        tracing::warn!("git: {text}");
+                    } else {
+                        tracing::error!("git: {text}");
+                    }
                     problems.push(msg);
                 }
             }
@@ -346,8 +351,8 @@ impl GitSync {
                 Ok(outcome) => {
                     if outcome.changed() {
                         response.changed = true;
-                        eprintln!(
-                            "skills-mcp: git: {}: {} -> {} ({} files changed)",
+                        tracing::info!(
+                            "git: {}: {} -> {} ({} files changed)",
                             repo.label,
                             outcome.old.as_deref().map(short).unwrap_or("(none)"),
                             short(&outcome.new),
@@ -359,8 +364,8 @@ impl GitSync {
                 }
                 Err(e) => {
                     let msg = format!("{e:#}");
-                    eprintln!(
-                        "skills-mcp: git: warning: {}; serving the previous commit",
+                    tracing::warn!(
+                        "git: {}; serving the previous commit",
                         crate::logsafe::Escaped(&msg)
                     );
                     errors.push(msg.clone());
@@ -394,7 +399,7 @@ impl GitSync {
                     Ok(n) => {
                         response.skills_reindexed = Some(n);
                         if response.changed {
-                            eprintln!("skills-mcp: git: reindexed {n} skills");
+                            tracing::info!("git: reindexed {n} skills");
                         }
                     }
                     Err(e) => errors.push(format!("reindexing failed: {e:#}")),

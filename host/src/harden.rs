@@ -37,7 +37,7 @@ pub fn at_start() {
     if let Err(e) =
         rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
     {
-        eprintln!("skills-mcp: warning: could not make the process non-dumpable: {e}");
+        tracing::warn!("could not make the process non-dumpable: {e}");
     }
     let mut refused = Vec::new();
     for (cap, name) in DROPPED {
@@ -47,8 +47,8 @@ pub fn at_start() {
         }
     }
     if !refused.is_empty() && rustix::process::geteuid().is_root() {
-        eprintln!(
-            "skills-mcp: warning: could not drop {} from the capability bounding set",
+        tracing::warn!(
+            "could not drop {} from the capability bounding set",
             refused.join(", ")
         );
     }

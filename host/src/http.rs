@@ -504,8 +504,9 @@ fn access_log(
 ) {
     let call = call.map(|c| c.0.as_str()).unwrap_or("-");
     let path: String = path.chars().take(200).filter(|c| !c.is_control()).collect();
-    eprintln!(
-        "skills-mcp: http: {method} {path} {call} {} {:.1}ms",
+    tracing::info!(
+        target: "skills_mcp::http::access",
+        "http: {method} {path} {call} {} {:.1}ms",
         status.as_u16(),
         started.elapsed().as_secs_f64() * 1000.0
     );
@@ -534,7 +535,7 @@ pub async fn serve(
                     Ok((stream, _)) => stream,
                     Err(e) => {
                         // Out of file descriptors and the like: wait a little, keep serving.
-                        eprintln!("skills-mcp: warning: http: accepting a connection failed: {e}");
+                        tracing::warn!("http: accepting a connection failed: {e}");
                         tokio::time::sleep(Duration::from_millis(50)).await;
                         continue;
                     }
@@ -559,8 +560,8 @@ pub async fn serve(
     drop(listener);
     let grace = Duration::from_secs(state.config.shutdown_grace_seconds);
     let waiting = state.in_flight();
-    eprintln!(
-        "skills-mcp: http: stopped accepting; waiting up to {} s for {waiting} request(s) in flight",
+    tracing::info!(
+        "http: stopped accepting; waiting up to {} s for {waiting} request(s) in flight",
         grace.as_secs()
     );
     let all = u32::try_from(state.config.max_in_flight).unwrap_or(u32::MAX);
@@ -568,8 +569,8 @@ pub async fn serve(
         .await
         .is_ok();
     if !finished {
-        eprintln!(
-            "skills-mcp: warning: http: {} request(s) still in flight after {} s; closing them",
+        tracing::warn!(
+            "http: {} request(s) still in flight after {} s; closing them",
             state.in_flight(),
             grace.as_secs()
         );
@@ -588,19 +589,17 @@ pub fn run_http(
     auth: Option<Arc<crate::http_auth::Authenticator>>,
 ) -> Result<()> {
     for w in &loaded.warnings {
-        eprintln!("skills-mcp: warning: {w}");
+        tracing::warn!("{w}");
     }
     let addr =
         parse_listen(&config.listen).with_context(|| format!("--http {:?}", config.listen))?;
     let auth_configured = auth.as_ref().is_some_and(|a| a.is_configured());
     check_listen(addr, auth_configured, config.public_without_auth)?;
     for (i, root) in loaded.roots.iter().enumerate() {
-        eprintln!("skills-mcp: root {i}: {} ({:?})", root.name(), root.source);
+        tracing::info!("root {i}: {} ({:?})", root.name(), root.source);
     }
     if !addr.ip().to_canonical().is_loopback() && !auth_configured {
-        eprintln!(
-            "skills-mcp: warning: serving {addr} WITHOUT authentication: anyone who can reach it can use it"
-        );
+        tracing::warn!("serving {addr} WITHOUT authentication: anyone who can reach it can use it");
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -614,7 +613,7 @@ pub fn run_http(
         tokio::net::TcpListener::from_std(std)?
     };
     let local = listener.local_addr()?;
-    eprintln!("skills-mcp: listening on http://{local}/mcp (health: /healthz, readiness: /readyz)");
+    tracing::info!("listening on http://{local}/mcp (health: /healthz, readiness: /readyz)");
     let analytics = {
         let _in_runtime = runtime.enter();
         crate::analytics::Analytics::start(loaded.config.analytics.clone())
@@ -640,8 +639,8 @@ pub fn run_http(
                     } else {
                         ""
                     };
-                    eprintln!(
-                        "skills-mcp: {} skills indexed in {} ms{cached}; ready",
+                    tracing::info!(
+                        "{} skills indexed in {} ms{cached}; ready",
                         server.catalog().len().unwrap_or(0),
                         built.as_millis()
                     );
@@ -685,7 +684,7 @@ pub fn run_http(
                         match crate::mcp::watch(server, paths, debounce) {
                             Ok(w) => Some(w),
                             Err(e) => {
-                                eprintln!("skills-mcp: warning: live reload is off: {e:#}");
+                                tracing::warn!("live reload is off: {e:#}");
                                 None
                             }
                         }
@@ -704,7 +703,7 @@ pub fn run_http(
         let shutdown = async {
             tokio::select! {
                 signal = crate::mcp::stop_signal() => {
-                    eprintln!("skills-mcp: {signal}; stopping");
+                    tracing::info!("{signal}; stopping");
                 }
                 Ok(e) = failed_rx => failure = Some(e),
             }
@@ -721,6 +720,6 @@ pub fn run_http(
         }
     });
     runtime.shutdown_timeout(Duration::from_secs(1));
-    eprintln!("skills-mcp: http: stopped");
+    tracing::info!("http: stopped");
     result
 }

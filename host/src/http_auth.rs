@@ -299,7 +299,13 @@ impl Authenticator {
     /// OAuth are configured. Errors name the setting (and `file:line` for a token file) and
     /// never show a token.
     pub fn from_options(opts: &AuthOptions) -> Result<Option<Self>> {
-        Self::from_options_with_log(opts, Arc::new(|line: &str| eprintln!("skills-mcp: {line}")))
+        Self::from_options_with_log(
+            opts,
+            Arc::new(|line: &str| match line.strip_prefix("warning: ") {
+                Some(warning) => tracing::warn!("{warning}"),
+                None => tracing::info!("{line}"),
+            }),
+        )
     }
 
     /// [`Authenticator::from_options`] with its log lines (start-up included) sent to `log`.

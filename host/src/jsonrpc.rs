@@ -286,7 +286,7 @@ where
         let buf = match reader.fill_buf().await {
             Ok(b) => b,
             Err(e) => {
-                eprintln!("skills-mcp: reading stdin: {e}");
+                tracing::error!("reading stdin: {e}");
                 break;
             }
         };
@@ -318,8 +318,8 @@ where
         reader.consume(used);
         if newline {
             if let Some(n) = skipping.take() {
-                eprintln!(
-                    "skills-mcp: a message of {n} bytes is over the {MAX_LINE_BYTES}-byte line limit; answered with an error"
+                tracing::warn!(
+                    "a message of {n} bytes is over the {MAX_LINE_BYTES}-byte line limit; answered with an error"
                 );
                 answer(&out, &too_long_response(n)).await;
             } else {
@@ -354,7 +354,7 @@ where
             true
         }
         Verdict::Ignore(Some(why)) => {
-            eprintln!("skills-mcp: ignored a malformed notification: {why}");
+            tracing::warn!("ignored a malformed notification: {why}");
             true
         }
         Verdict::Ignore(None) => true,

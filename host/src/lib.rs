@@ -5,6 +5,7 @@
 //! processes, git, HTTP and configuration.
 
 pub mod analytics;
+pub mod bundled;
 pub mod catalog;
 pub mod cli;
 pub mod config;
@@ -14,6 +15,7 @@ pub mod http;
 pub mod http_auth;
 pub mod index_cache;
 pub mod jsonrpc;
+pub mod logging;
 pub mod logsafe;
 pub mod mcp;
 pub mod output;

@@ -99,6 +99,8 @@ struct Inner {
     peers: tokio::sync::Mutex<Vec<Peer<RoleServer>>>,
     /// Diagnostics already printed (so a rebuild prints only new ones).
     reported: Mutex<HashSet<String>>,
+    /// Sessions whose log events are forwarded (`notifications/message`), with their level.
+    log_clients: Mutex<Vec<(Peer<RoleServer>, crate::logging::ClientLevel)>>,
 }
 
 /// What the server derives from one catalogue snapshot (built on first use after a change).
@@ -181,6 +183,7 @@ impl SkillsServer {
                 changes,
                 peers: tokio::sync::Mutex::new(Vec::new()),
                 reported: Mutex::new(HashSet::new()),
+                log_clients: Mutex::new(Vec::new()),
             }),
             tool_router: Self::tool_router(),
         };
@@ -255,36 +258,48 @@ impl SkillsServer {
         Ok(stats.skills as usize)
     }
 
-    /// Print the engine's findings not printed before: warnings, errors and shadowing.
+    /// The log level of `peer`'s session, forwarding the server's client-facing log events to
+    /// it from the first call on (warning and above until `logging/setLevel` says otherwise).
+    fn log_client(&self, peer: &Peer<RoleServer>) -> crate::logging::ClientLevel {
+        let same = |other: &Peer<RoleServer>| match (peer.peer_info(), other.peer_info()) {
+            (Some(a), Some(b)) => Arc::ptr_eq(&a, &b),
+            _ => false,
+        };
+        let mut clients = self.inner.log_clients.lock().expect("log clients lock");
+        clients.retain(|(p, _)| !p.is_transport_closed());
+        if let Some((_, level)) = clients.iter().find(|(p, _)| same(p)) {
+            return level.clone();
+        }
+        let level = crate::logging::forward_to(peer.clone());
+        clients.push((peer.clone(), level.clone()));
+        level
+    }
+
+    /// Log the engine's findings not logged before: warnings, errors and shadowing, one event
+    /// each (`root/path:line: message`), so that an MCP client with the `logging` capability
+    /// sees a skill that breaks during live reload.
     pub fn log_reports(&self) {
-        use std::io::Write as _;
         let catalog = &self.inner.catalog;
         let mut seen = self.inner.reported.lock().expect("reported lock");
         let diagnostics = match catalog.diagnostics() {
             Ok(d) => d,
             Err(e) => {
-                eprintln!(
-                    "skills-mcp: warning: no validation reports: {}",
+                tracing::warn!(
+                    "no validation reports: {}",
                     crate::logsafe::Escaped(format!("{e:#}"))
                 );
                 return;
             }
         };
-        let mut out = String::new();
         for d in &diagnostics {
             let shadowing = d.message.to_ascii_lowercase().contains("shadow");
             if d.severity == Severity::Info && !shadowing {
                 continue;
             }
-            let level = match d.severity {
-                Severity::Error => "error",
-                Severity::Warning => "warning",
-                Severity::Info => "info",
-            };
             let line = d.line.map(|l| format!(":{l}")).unwrap_or_default();
             // Paths and messages come from skill files: escaped, so they cannot forge lines.
             let text = format!(
-                "skills-mcp: {level}: {}/{}{line}: {}",
+                "{}/{}{line}: {}",
                 crate::logsafe::Escaped(
                     catalog
                         .roots()
@@ -294,14 +309,14 @@ impl SkillsServer {
                 crate::logsafe::Escaped(&d.path),
                 crate::logsafe::Escaped(&d.message)
             );
-            if !seen.contains(&text) {
-                out.push_str(&text);
-                out.push('\n');
-                seen.insert(text);
+            if seen.insert(format!("{:?} {text}", d.severity)) {
+                match d.severity {
+                    Severity::Error => tracing::error!("{text}"),
+                    Severity::Warning => tracing::warn!("{text}"),
+                    Severity::Info => tracing::info!("{text}"),
+                }
             }
         }
-        // One write for all of them (stderr is unbuffered).
-        let _ = std::io::stderr().lock().write_all(out.as_bytes());
     }
 
     /// Tell every client that skills, prompts, resources and tool descriptions changed.
@@ -378,7 +393,7 @@ fn catalogue(catalog: &Catalog, budget: usize) -> String {
         .catalogue(budget)
         .map(|c| c.text)
         .unwrap_or_else(|e| {
-            eprintln!("skills-mcp: error: writing the catalogue failed: {e:#}");
+            tracing::error!("writing the catalogue failed: {e:#}");
             String::new()
         })
 }
@@ -386,8 +401,8 @@ fn catalogue(catalog: &Catalog, budget: usize) -> String {
 impl View {
     fn new(catalog: Catalog, generation: u64, router: &ToolRouter<SkillsServer>) -> Self {
         let skills = list_skills(&catalog).unwrap_or_else(|e| {
-            eprintln!(
-                "skills-mcp: error: listing the skills failed: {}",
+            tracing::error!(
+                "listing the skills failed: {}",
                 crate::logsafe::Escaped(format!("{e:#}"))
             );
             Vec::new()
@@ -404,7 +419,7 @@ impl View {
         let budget = MAX_TOOL_DESCRIPTION.saturating_sub(base.chars().count() + 2);
         let get_skill_description = format!("{base}\n\n{}", catalogue(&catalog, budget));
         let ext = catalog.extension_skills().unwrap_or_else(|e| {
-            eprintln!("skills-mcp: error: listing the Skills extension's skills failed: {e:#}");
+            tracing::error!("listing the Skills extension's skills failed: {e:#}");
             Vec::new()
         });
         Self {
@@ -420,6 +435,7 @@ impl View {
 }
 
 impl ServerHandler for SkillsServer {
+    #[allow(deprecated)] // `enable_logging`: rmcp marks MCP logging deprecated (SEP-2577).
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
@@ -430,6 +446,7 @@ impl ServerHandler for SkillsServer {
             .enable_resources_list_changed()
             .enable_completions()
             .enable_skills_with_directory_read()
+            .enable_logging()
             .build();
         // The latest view's (never computed here: engine calls must not run on async threads).
         let instructions = self
@@ -448,10 +465,21 @@ impl ServerHandler for SkillsServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.log_client(&context.peer);
         let mut peers = self.inner.peers.lock().await;
         // Sessions come and go over HTTP: forget the closed ones here, not only at a change.
         peers.retain(|p| !p.is_transport_closed());
         peers.push(context.peer);
+    }
+
+    #[allow(deprecated)] // MCP logging: deprecated by SEP-2577 in rmcp, still what clients use.
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.log_client(&context.peer).set(request.level);
+        Ok(())
     }
 
     fn accepted_subscription_filter(
@@ -698,11 +726,11 @@ pub fn catalog_options(config: &Config) -> CatalogOptions {
 /// already synced ([`crate::git::start_blocking`]), refreshed every `refresh.interval`.
 pub fn run_stdio(loaded: &Loaded, git: Option<Arc<crate::git::GitSync>>) -> Result<()> {
     for w in &loaded.warnings {
-        eprintln!("skills-mcp: warning: {}", crate::logsafe::Escaped(w));
+        tracing::warn!("{}", crate::logsafe::Escaped(w));
     }
     for (i, root) in loaded.roots.iter().enumerate() {
-        eprintln!(
-            "skills-mcp: root {i}: {} ({:?})",
+        tracing::info!(
+            "root {i}: {} ({:?})",
             crate::logsafe::Escaped(root.name()),
             root.source
         );
@@ -726,8 +754,8 @@ pub fn run_stdio(loaded: &Loaded, git: Option<Arc<crate::git::GitSync>>) -> Resu
     } else {
         ""
     };
-    eprintln!(
-        "skills-mcp: {} skills indexed in {} ms{cached}; serving MCP on stdio",
+    tracing::info!(
+        "{} skills indexed in {} ms{cached}; serving MCP on stdio",
         server.inner.catalog.len().unwrap_or(0),
         built.as_millis()
     );
@@ -760,7 +788,7 @@ pub fn run_stdio(loaded: &Loaded, git: Option<Arc<crate::git::GitSync>>) -> Resu
             tokio::task::spawn_blocking(move || match watch(server, paths, debounce) {
                 Ok(w) => Some(w),
                 Err(e) => {
-                    eprintln!("skills-mcp: warning: live reload is off: {e:#}");
+                    tracing::warn!("live reload is off: {e:#}");
                     None
                 }
             })
@@ -771,7 +799,7 @@ pub fn run_stdio(loaded: &Loaded, git: Option<Arc<crate::git::GitSync>>) -> Resu
         let served = tokio::select! {
             served = server.serve_transport(transport) => served,
             signal = stop_signal() => {
-                eprintln!("skills-mcp: {signal}; stopping");
+                tracing::info!("{signal}; stopping");
                 Ok(())
             }
         };

@@ -253,8 +253,8 @@ fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> anyhow::Result<C
         return compile();
     };
     if let Err(why) = prepare_cache_dir(dir) {
-        eprintln!(
-            "skills-mcp: warning: not using the compiled-engine cache {}: {why}; compiling in memory",
+        tracing::warn!(
+            "not using the compiled-engine cache {}: {why}; compiling in memory",
             crate::logsafe::EscapedPath(dir)
         );
         return compile();
@@ -282,8 +282,8 @@ fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> anyhow::Result<C
                     }
                     return Ok(component);
                 }
-                Err(e) => eprintln!(
-                    "skills-mcp: warning: ignoring the cached engine {}: {}; compiling it again",
+                Err(e) => tracing::warn!(
+                    "ignoring the cached engine {}: {}; compiling it again",
                     crate::logsafe::EscapedPath(&file),
                     crate::logsafe::Escaped(format!("{e}"))
                 ),
@@ -291,15 +291,15 @@ fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> anyhow::Result<C
         }
         // Nothing cached yet (or a cache of an older skills-mcp without a side file).
         Ok(None) => {}
-        Err(why) => eprintln!(
-            "skills-mcp: warning: ignoring the cached engine {}: {why}; compiling it again",
+        Err(why) => tracing::warn!(
+            "ignoring the cached engine {}: {why}; compiling it again",
             crate::logsafe::EscapedPath(&file)
         ),
     }
     let component = compile()?;
     if let Err(e) = store_artifact(&component, dir, &file) {
-        eprintln!(
-            "skills-mcp: could not cache the compiled engine in {}: {}",
+        tracing::warn!(
+            "could not cache the compiled engine in {}: {}",
             crate::logsafe::EscapedPath(dir),
             crate::logsafe::Escaped(format!("{e:#}"))
         );
@@ -320,7 +320,7 @@ fn hex(bytes: &[u8]) -> String {
 
 /// Create the cache folder (0700) when missing; refuse one that is not ours or that others
 /// may write to.
-fn prepare_cache_dir(dir: &Path) -> Result<(), String> {
+pub(crate) fn prepare_cache_dir(dir: &Path) -> Result<(), String> {
     use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _};
     if !dir.exists() {
         std::fs::DirBuilder::new()

@@ -45,7 +45,7 @@ pub use config::ScriptsConfig;
 pub(crate) use config::same_extension;
 pub use exec::TIMEOUT_EXIT_CODE;
 
-/// The response of `run_script` (section 8.4), serialised as is.
+/// The response of `run_script`, serialised as is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunResponse {
     /// Exit code 0, and not killed.
@@ -181,9 +181,10 @@ impl ScriptRunner {
     pub async fn execute(&self, plan: ScriptPlan) -> Result<ScriptOutcome, ScriptError> {
         let limit = self.config.max_concurrent.max(1);
         let Ok(_slot) = self.slots.try_acquire() else {
-            eprintln!(
-                "[skills-mcp] run_script busy: skill={:?} file={:?} ({limit} running)",
-                plan.skill_path, plan.file
+            tracing::warn!(
+                "run_script busy: skill={:?} file={:?} ({limit} running)",
+                plan.skill_path,
+                plan.file
             );
             return Err(ScriptError::Busy { limit });
         };
@@ -196,8 +197,8 @@ impl ScriptRunner {
         let finished = match exec::execute(&plan, limits).await {
             Ok(finished) => finished,
             Err(e) => {
-                eprintln!(
-                    "[skills-mcp] run_script failed: skill={:?} file={:?}: {}",
+                tracing::warn!(
+                    "run_script failed: skill={:?} file={:?}: {}",
                     plan.skill_path,
                     plan.file,
                     crate::logsafe::Escaped(e.to_string())
@@ -220,8 +221,8 @@ impl ScriptRunner {
             duration_ms,
             script: plan.file.clone(),
         };
-        eprintln!(
-            "[skills-mcp] run_script: skill={:?} file={:?}{} args={:?} exit={} duration_ms={}{} \
+        tracing::info!(
+            "run_script: skill={:?} file={:?}{} args={:?} exit={} duration_ms={}{} \
              stdout_bytes={} stderr_bytes={}",
             plan.skill_path,
             plan.file,
@@ -257,8 +258,8 @@ impl ScriptRunner {
 }
 
 fn log_refusal(request: &RunRequest, e: &ScriptError) {
-    eprintln!(
-        "[skills-mcp] run_script refused: skill={:?} file={:?} error={}: {}",
+    tracing::warn!(
+        "run_script refused: skill={:?} file={:?} error={}: {}",
         request.skill_path,
         request.file,
         e.code(),
@@ -275,7 +276,7 @@ pub fn parse_cli_arg(s: &str) -> Result<(String, String), String> {
     }
 }
 
-/// The CLI verb `run`: validate and run the script, print the section 8.4 JSON on stdout.
+/// The CLI verb `run`: validate and run the script, print the `run_script` JSON on stdout.
 /// Exit code 0 when the script succeeded, 1 when it failed, timed out or was refused, 2 when
 /// the request itself is malformed (path traversal, arguments, cwd).
 pub fn cli_run(

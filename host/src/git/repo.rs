@@ -174,8 +174,8 @@ impl Repo {
         let tree = self.trees_dir().join(&commit);
         let root = self.resolve_root(&tree).ok()?;
         if let Err(e) = self.point_current(&root) {
-            eprintln!(
-                "skills-mcp: git: {}: {}",
+            tracing::warn!(
+                "git: {}: {}",
                 self.label,
                 crate::logsafe::Escaped(format!("{e:#}"))
             );
@@ -214,8 +214,8 @@ impl Repo {
         let new = match self.remote_head().await {
             Ok(commit) => commit,
             Err(e) => {
-                eprintln!(
-                    "skills-mcp: git: {}: repository unusable after fetch ({}); re-cloning",
+                tracing::warn!(
+                    "git: {}: repository unusable after fetch ({}); re-cloning",
                     self.label,
                     crate::logsafe::Escaped(format!("{e:#}"))
                 );
@@ -227,8 +227,8 @@ impl Repo {
         if !tree.is_dir()
             && let Err(e) = self.materialize(&new).await
         {
-            eprintln!(
-                "skills-mcp: git: {}: could not check out {} ({}); re-cloning",
+            tracing::warn!(
+                "git: {}: could not check out {} ({}); re-cloning",
                 self.label,
                 short(&new),
                 crate::logsafe::Escaped(format!("{e:#}"))
@@ -294,8 +294,8 @@ impl Repo {
         let repo = self.repo_dir();
         if !self.usable(&repo).await {
             if repo.exists() {
-                eprintln!(
-                    "skills-mcp: git: {}: repository at {} is damaged; re-cloning",
+                tracing::warn!(
+                    "git: {}: repository at {} is damaged; re-cloning",
                     self.label,
                     repo.display()
                 );
@@ -308,8 +308,8 @@ impl Repo {
                 if self.sound(&repo).await {
                     return Err(fetch_err);
                 }
-                eprintln!(
-                    "skills-mcp: git: {}: fetch failed on a damaged repository; re-cloning",
+                tracing::warn!(
+                    "git: {}: fetch failed on a damaged repository; re-cloning",
                     self.label
                 );
                 self.clone_fresh()
@@ -579,8 +579,8 @@ impl Repo {
         match self.runner.run("counting changed files", &args, &[]).await {
             Ok(out) => out.split('\0').filter(|s| !s.is_empty()).count() as u64,
             Err(e) => {
-                eprintln!(
-                    "skills-mcp: git: {}: {}",
+                tracing::warn!(
+                    "git: {}: {}",
                     self.label,
                     crate::logsafe::Escaped(format!("{e:#}"))
                 );

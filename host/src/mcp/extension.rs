@@ -269,8 +269,8 @@ pub(crate) fn entry(view: &View, listed: &ExtensionSkill) -> Arc<Result<Entry, S
     }
     let built = Arc::new(build(view, listed));
     if let Err(why) = built.as_ref() {
-        eprintln!(
-            "skills-mcp: warning: skill {} is left out of the Skills extension: {}",
+        tracing::warn!(
+            "skill {} is left out of the Skills extension: {}",
             crate::logsafe::Escaped(&listed.skill_path),
             crate::logsafe::Escaped(why.to_string())
         );

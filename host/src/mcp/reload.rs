@@ -42,10 +42,7 @@ pub fn watch(server: SkillsServer, roots: Vec<PathBuf>, debounce: Duration) -> R
                 let _ = tx.send(());
             }
         }
-        Err(e) => eprintln!(
-            "skills-mcp: warning: file watcher: {}",
-            crate::logsafe::Escaped(e.to_string())
-        ),
+        Err(e) => tracing::warn!("file watcher: {}", crate::logsafe::Escaped(e.to_string())),
     };
     // Symlinks are not followed: the index never follows them either.
     let config = notify::Config::default().with_follow_symlinks(false);
@@ -67,9 +64,9 @@ pub fn watch(server: SkillsServer, roots: Vec<PathBuf>, debounce: Duration) -> R
                 }
             }
             match server.reindex().await {
-                Ok(n) => eprintln!("skills-mcp: skills changed on disk; {n} skills indexed"),
-                Err(e) => eprintln!(
-                    "skills-mcp: error: reindexing failed, the previous index keeps serving: {}",
+                Ok(n) => tracing::info!("skills changed on disk; {n} skills indexed"),
+                Err(e) => tracing::error!(
+                    "reindexing failed, the previous index keeps serving: {}",
                     crate::logsafe::Escaped(format!("{e:#}"))
                 ),
             }

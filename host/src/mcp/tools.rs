@@ -1,4 +1,4 @@
-//! The tools: one `#[tool]` method each (spec section 8), plus the texts that tell a model when
+//! The tools: one `#[tool]` method each, plus the texts that tell a model when
 //! to call them.
 //!
 //! Arguments are `Parameters<T>` with `#[serde(deny_unknown_fields)]`; a malformed call becomes a

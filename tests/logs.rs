@@ -1,0 +1,293 @@
+//! Tests: logs through `tracing`, to stderr only (text or JSON lines, `RUST_LOG` and
+//! `--log-level`), and to MCP clients (`logging/setLevel`, `notifications/message`), all through
+//! the real binary.
+
+#![allow(deprecated)] // rmcp marks MCP logging deprecated (SEP-2577); clients still use it.
+
+use std::{
+    path::Path,
+    process::{Output, Stdio},
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use rmcp::{
+    ClientHandler, RoleClient, ServiceExt,
+    model::{LoggingLevel, LoggingMessageNotificationParam, SetLevelRequestParams},
+    service::NotificationContext,
+    transport::TokioChildProcess,
+};
+use tempfile::TempDir;
+
+use crate::common::{agent_skill_md, bin, write_files};
+
+/// A root with one good skill.
+fn root() -> TempDir {
+    let dir = TempDir::new().unwrap();
+    write_files(
+        dir.path(),
+        &[(
+            "good/SKILL.md",
+            agent_skill_md("good", "A skill that parses", "Body.\n").as_str(),
+        )],
+    );
+    dir
+}
+
+/// `serve` on `root` with stdin closed at once: it starts, logs its start-up lines, and stops.
+fn serve_once(root: &Path, args: &[&str], rust_log: Option<&str>) -> Output {
+    let home = TempDir::new().unwrap();
+    let mut cmd = bin();
+    cmd.args(["serve", "--no-default-roots", "--root"])
+        .arg(root)
+        .args(args)
+        .current_dir(home.path())
+        .env("HOME", home.path())
+        .env("SKILLS_MCP_CACHE_DIR", home.path().join("cache"))
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(filter) = rust_log {
+        cmd.env("RUST_LOG", filter);
+    }
+    let out = cmd.output().expect("run skills-mcp serve");
+    // No client ever sends `initialize`: the session ends at once (exit 1, one closing error).
+    assert!(
+        err(&out).contains("starting the MCP session"),
+        "{}",
+        err(&out)
+    );
+    // stdout is the MCP stream: no log line ever reaches it.
+    assert!(
+        out.stdout.is_empty(),
+        "stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    out
+}
+
+fn err(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn start_up_lines_are_info_and_rust_log_or_log_level_quiets_them() {
+    let root = root();
+    let default = serve_once(root.path(), &[], None);
+    assert!(
+        err(&default).contains("skills-mcp: 1 skills indexed") && err(&default).contains("root 0"),
+        "{}",
+        err(&default)
+    );
+    let quiet = serve_once(root.path(), &[], Some("warn"));
+    assert!(!err(&quiet).contains("skills indexed"), "{}", err(&quiet));
+    assert!(!err(&quiet).contains("root 0"), "{}", err(&quiet));
+    // The flag wins over RUST_LOG, both ways.
+    let flag = serve_once(root.path(), &["--log-level", "info"], Some("warn"));
+    assert!(err(&flag).contains("skills indexed"), "{}", err(&flag));
+    let flag = serve_once(root.path(), &["--log-level", "error"], Some("debug"));
+    assert!(!err(&flag).contains("skills indexed"), "{}", err(&flag));
+}
+
+#[test]
+fn warnings_still_show_at_warn_and_are_labelled() {
+    let root = root();
+    write_files(
+        root.path(),
+        &[(
+            "odd/SKILL.md",
+            "---\nname: odd\ndescription: [unclosed\n---\nx\n",
+        )],
+    );
+    let out = serve_once(root.path(), &[], Some("warn"));
+    let line = err(&out)
+        .lines()
+        .find(|l| l.contains("odd/SKILL.md"))
+        .map(str::to_owned)
+        .unwrap_or_else(|| panic!("no line names odd/SKILL.md: {}", err(&out)));
+    assert!(line.starts_with("skills-mcp: error: "), "{line}");
+}
+
+#[test]
+fn log_format_json_is_one_object_per_stderr_line() {
+    let root = root();
+    let out = serve_once(root.path(), &["--log-format", "json"], None);
+    let text = err(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines.len() >= 2, "{text}");
+    let mut saw_start = false;
+    for line in lines {
+        let v: serde_json::Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("not a JSON line ({e}): {line:?}"));
+        assert!(v["timestamp"].is_string(), "{line}");
+        assert!(v["level"].is_string(), "{line}");
+        assert!(
+            v["target"].as_str().unwrap().starts_with("skills_mcp"),
+            "{line}"
+        );
+        let message = v["fields"]["message"].as_str().unwrap();
+        saw_start |= message.contains("skills indexed") && v["level"] == "INFO";
+    }
+    assert!(saw_start, "{text}");
+}
+
+/// A client that keeps every `notifications/message` and counts list changes.
+#[derive(Clone, Default)]
+struct Recorder {
+    messages: Arc<Mutex<Vec<LoggingMessageNotificationParam>>>,
+    changes: Arc<Mutex<usize>>,
+    notify: Arc<tokio::sync::Notify>,
+}
+
+impl ClientHandler for Recorder {
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.messages.lock().unwrap().push(params);
+        self.notify.notify_waiters();
+    }
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        *self.changes.lock().unwrap() += 1;
+        self.notify.notify_waiters();
+    }
+}
+
+impl Recorder {
+    /// Wait (at most 30 s) until `done` holds over the messages and the change count.
+    async fn until(
+        &self,
+        what: &str,
+        done: impl Fn(&[LoggingMessageNotificationParam], usize) -> bool,
+    ) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let notified = self.notify.notified();
+            if done(
+                &self.messages.lock().unwrap(),
+                *self.changes.lock().unwrap(),
+            ) {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                panic!(
+                    "timed out waiting for {what}; messages: {:?}",
+                    self.messages.lock().unwrap()
+                );
+            }
+        }
+    }
+
+    fn naming(&self, file: &str) -> Vec<LoggingMessageNotificationParam> {
+        self.messages
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|m| m.data.as_str().is_some_and(|d| d.contains(file)))
+            .cloned()
+            .collect()
+    }
+}
+
+/// Bytes that are not UTF-8 in a skill's body: the engine keeps the skill with a warning.
+fn not_utf8(name: &str) -> Vec<u8> {
+    let mut bytes = agent_skill_md(name, "Has a bad byte", "Body ").into_bytes();
+    bytes.extend_from_slice(b"\xff\xfe here\n");
+    bytes
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_that_breaks_during_live_reload_reaches_the_client_until_set_level_error() {
+    let run = async {
+        let root = root();
+        let home = TempDir::new().unwrap();
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_skills-mcp"));
+        cmd.args(["--no-default-roots", "--root"])
+            .arg(root.path())
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env("SKILLS_MCP_CACHE_DIR", home.path().join("cache"))
+            .env("SKILLS_MCP_INDEX_CACHE", "off")
+            .env_remove("SKILLS_DIR")
+            .env_remove("RUST_LOG");
+        let (transport, _stderr) = TokioChildProcess::builder(cmd)
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn skills-mcp");
+        let recorder = Recorder::default();
+        let client = recorder.clone().serve(transport).await.expect("initialize");
+        let info = client.peer_info().unwrap();
+        assert!(info.capabilities.logging.is_some(), "{info:?}");
+
+        // Default level (warning): a skill that goes bad on disk is reported to the client.
+        std::fs::create_dir_all(root.path().join("odd")).unwrap();
+        std::fs::write(root.path().join("odd/SKILL.md"), not_utf8("odd")).unwrap();
+        recorder
+            .until("a warning naming odd/SKILL.md", |m, _| {
+                m.iter().any(|m| {
+                    m.level == LoggingLevel::Warning
+                        && m.data.as_str().is_some_and(|d| d.contains("odd/SKILL.md"))
+                })
+            })
+            .await;
+        let odd = recorder.naming("odd/SKILL.md");
+        assert_eq!(
+            odd[0]
+                .logger
+                .as_deref()
+                .map(|l| l.starts_with("skills_mcp")),
+            Some(true)
+        );
+        assert!(odd[0].data.as_str().unwrap().contains("UTF-8"), "{odd:?}");
+        // Info lines (the reload's "skills indexed") stay below the default level.
+        assert!(
+            recorder
+                .messages
+                .lock()
+                .unwrap()
+                .iter()
+                .all(|m| m.level != LoggingLevel::Info),
+            "{:?}",
+            recorder.messages.lock().unwrap()
+        );
+
+        // setLevel error: warnings stop, errors still come.
+        client
+            .set_level(SetLevelRequestParams::new(LoggingLevel::Error))
+            .await
+            .unwrap();
+        let changes = *recorder.changes.lock().unwrap();
+        std::fs::create_dir_all(root.path().join("quiet")).unwrap();
+        std::fs::create_dir_all(root.path().join("broken")).unwrap();
+        std::fs::write(root.path().join("quiet/SKILL.md"), not_utf8("quiet")).unwrap();
+        std::fs::write(
+            root.path().join("broken/SKILL.md"),
+            "---\nname: broken\ndescription: [unclosed\n---\nBody.\n",
+        )
+        .unwrap();
+        recorder
+            .until("an error naming broken/SKILL.md and the reload", |m, c| {
+                c > changes
+                    && m.iter().any(|m| {
+                        m.level == LoggingLevel::Error
+                            && m.data
+                                .as_str()
+                                .is_some_and(|d| d.contains("broken/SKILL.md"))
+                    })
+            })
+            .await;
+        // Both findings were logged by the same rebuild; give the queue a moment anyway.
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(
+            recorder.naming("quiet/SKILL.md").is_empty(),
+            "{:?}",
+            recorder.naming("quiet/SKILL.md")
+        );
+        client.cancel().await.unwrap();
+    };
+    tokio::time::timeout(Duration::from_secs(120), run)
+        .await
+        .expect("the test finished in time");
+}
