@@ -799,3 +799,101 @@ fn http_two_replicas_answer_one_client_alternately() {
         a.log()
     );
 }
+
+/// A client that keeps every `notifications/message` it gets.
+#[allow(deprecated)] // rmcp marks MCP logging deprecated (SEP-2577); clients still use it.
+#[derive(Clone, Default)]
+struct Logged {
+    messages: Arc<Mutex<Vec<rmcp::model::LoggingMessageNotificationParam>>>,
+}
+
+impl ClientHandler for Logged {
+    #[allow(deprecated)] // rmcp marks MCP logging deprecated (SEP-2577); clients still use it.
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.messages.lock().unwrap().push(params);
+    }
+}
+
+#[allow(deprecated)] // MCP logging: see `Logged`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn http_sessions_get_skill_findings_but_never_another_clients_requests() {
+    in_time(async {
+        let root = sample_tree();
+        let server = Server::start(root.path(), None, &[]);
+        // Session A listens at debug; session B works.
+        let a = Logged::default();
+        let seen = a.messages.clone();
+        let a = a
+            .serve(StreamableHttpClientTransport::from_uri(server.url()))
+            .await
+            .expect("session A");
+        a.set_level(rmcp::model::SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Debug,
+        ))
+        .await
+        .unwrap();
+        let b =
+            ().serve(StreamableHttpClientTransport::from_uri(server.url()))
+                .await
+                .expect("session B");
+        let secret_query = "b-private-query-about-payroll";
+        let r = b
+            .call_tool(
+                CallToolRequestParams::new("search_skills")
+                    .with_arguments(json!({"query": secret_query}).as_object().unwrap().clone()),
+            )
+            .await
+            .unwrap();
+        assert_ne!(r.is_error, Some(true), "{}", tool_text(&r));
+
+        // A skill breaks on disk: A hears of it, naming the file.
+        write_files(
+            root.path(),
+            &[(
+                "broken/SKILL.md",
+                "---\nname: broken\ndescription: [unclosed\n---\nx\n",
+            )],
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let found = seen.lock().unwrap().iter().any(|m| {
+                m.data
+                    .as_str()
+                    .is_some_and(|d| d.contains("broken/SKILL.md"))
+            });
+            if found {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no notifications/message naming broken/SKILL.md: {:?}\n{}",
+                seen.lock().unwrap(),
+                server.log()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // The operator's log has B's request; A's notifications never do.
+        server.wait_for("tools/call search_skills 200");
+        let messages = seen.lock().unwrap().clone();
+        for m in &messages {
+            let text = m.data.to_string();
+            assert!(!text.contains("POST /mcp"), "{m:?}");
+            assert!(!text.contains("search_skills"), "{m:?}");
+            assert!(!text.contains(secret_query), "{m:?}");
+            let logger = m.logger.as_deref().unwrap_or_default();
+            assert!(
+                ["skills_mcp::mcp", "skills_mcp::git", "skills_mcp::catalog"]
+                    .iter()
+                    .any(|t| logger.starts_with(t)),
+                "{m:?}"
+            );
+        }
+        a.cancel().await.unwrap();
+        b.cancel().await.unwrap();
+    })
+    .await
+}
