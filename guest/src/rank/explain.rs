@@ -1,0 +1,116 @@
+//! Per-field, per-term explanation of one skill's score.
+
+use super::*;
+
+impl SearchIndex {
+    /// Per-field, per-term contributions of `doc` to `query`.
+    ///
+    /// Each line is one request term's share of the final score in one field: its BM25F
+    /// contribution split across fields in proportion to their weighted frequencies, divided by
+    /// the ceiling and multiplied by the evidence factor. The lines sum to `score`. A term
+    /// matched through an expansion reads `word ~term (prefix|typo)`; a pair of request words
+    /// found close together reads `word word (pair)`, in the field where they were found.
+    pub fn explain(&self, query: &str, doc: usize) -> Explanation {
+        let path = self.paths.get(doc).cloned().unwrap_or_default();
+        let mut terms = Vec::new();
+        let mut notes = Vec::new();
+        if doc >= self.n_docs {
+            notes.push("no such document".to_string());
+            return Explanation {
+                skill_path: path,
+                score: 0.0,
+                terms,
+                notes,
+            };
+        }
+        let q = self.prepare(query);
+        let mut raw = 0.0;
+        let mut words = 0u32;
+        let mut lines: Vec<(usize, String, f64)> = Vec::new();
+        for slot in &q.slots {
+            let mut best: Option<(f64, &Alt, usize)> = None;
+            for alt in &slot.alts {
+                if let Some(i) = self.find_posting(alt.term, doc) {
+                    let c = alt.factor * self.alt_idf(slot, alt) * f64::from(self.sat[i]);
+                    if best.as_ref().is_none_or(|(b, _, _)| c > *b) {
+                        best = Some((c, alt, i));
+                    }
+                }
+            }
+            let Some((c, alt, i)) = best else { continue };
+            let p_tf = self.posting_tf(alt.term, i);
+            let c = c * slot.weight;
+            raw += c;
+            let describing = slot.alts.iter().any(|a| {
+                self.find_posting(a.term, doc)
+                    .is_some_and(|i| self.docs.get(i).1)
+            });
+            if slot.word {
+                words += if describing { DESCRIBING_WORD } else { 1 };
+            }
+            let norm = field_norm(&self.params, &self.lens[doc], &self.avg);
+            let tf = pseudo_tf(&norm, &p_tf);
+            let label = if alt.kind == "exact" {
+                slot.surface.clone()
+            } else {
+                format!("{} ~{} ({})", slot.surface, self.term(alt.term), alt.kind)
+            };
+            for (f, (&t, n)) in p_tf.iter().zip(&norm).enumerate() {
+                if t != 0 && tf > 0.0 {
+                    lines.push((f, label.clone(), c * f64::from(t) * n / tf));
+                }
+            }
+        }
+        let mut pair_raw = 0.0;
+        if raw > 0.0 {
+            for pair in &q.pairs {
+                if let Some(f) = self.pair_in(pair, doc) {
+                    pair_raw += pair.weight;
+                    lines.push((f, format!("{} (pair)", pair.surface), pair.weight));
+                }
+            }
+        }
+        let (score, coverage, evidence, _) = self.finalise(&q, raw, pair_raw, words);
+        let total = raw + pair_raw;
+        let scale = if total > 0.0 { score / total } else { 0.0 };
+        for (f, term, c) in lines {
+            terms.push(ExplainTerm {
+                field: FIELD_NAMES[f].to_string(),
+                term,
+                contribution: c * scale,
+            });
+        }
+        notes.push(format!(
+            "coverage = (raw {raw:.4} + pairs {pair_raw:.4}) / ceiling {:.4} = {coverage:.4} \
+             (ceiling: every request term present and saturated; capped at 1)",
+            q.max
+        ));
+        if evidence < 1.0 {
+            notes.push(format!(
+                "only one of the request's {} words matched, or none in name, keywords, \
+                 description, hints or path: score = coverage x {evidence}",
+                q.words
+            ));
+        }
+        notes.push(format!("score = {score:.4}"));
+        let unknown: Vec<&str> = q
+            .slots
+            .iter()
+            .filter(|s| !s.known && s.word)
+            .map(|s| s.surface.as_str())
+            .collect();
+        if !unknown.is_empty() {
+            notes.push(format!(
+                "words no skill uses (they count in the ceiling with idf {:.3}): {}",
+                self.unseen_idf(),
+                unknown.join(", ")
+            ));
+        }
+        Explanation {
+            skill_path: path,
+            score,
+            terms,
+            notes,
+        }
+    }
+}

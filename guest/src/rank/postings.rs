@@ -1,0 +1,270 @@
+//! Postings storage: packed document numbers, varints and per-field term frequencies.
+
+use super::*;
+
+/// Document numbers of postings, each with a flag in its top bit: the term occurs in a field
+/// that describes the skill ([`DESCRIBING_FIELDS`]). 16 bits each when every document number
+/// fits in 15 bits, else 32.
+#[derive(Debug)]
+pub(super) enum DocIds {
+    Narrow(Vec<u16>),
+    Wide(Vec<u32>),
+}
+
+impl Default for DocIds {
+    fn default() -> Self {
+        Self::Narrow(Vec::new())
+    }
+}
+
+/// A packed document number of [`DocIds`].
+pub(super) trait DocId: Copy {
+    fn doc(self) -> usize;
+    fn describes(self) -> bool;
+}
+
+impl DocId for u16 {
+    #[inline]
+    fn doc(self) -> usize {
+        usize::from(self & 0x7fff)
+    }
+    #[inline]
+    fn describes(self) -> bool {
+        self & 0x8000 != 0
+    }
+}
+
+impl DocId for u32 {
+    #[inline]
+    fn doc(self) -> usize {
+        (self & 0x7fff_ffff) as usize
+    }
+    #[inline]
+    fn describes(self) -> bool {
+        self & 0x8000_0000 != 0
+    }
+}
+
+impl DocIds {
+    /// `len` zeroed numbers, narrow when `n_docs` allows.
+    pub(super) fn zeroed(n_docs: usize, len: usize) -> Self {
+        if n_docs <= 0x8000 {
+            Self::Narrow(vec![0; len])
+        } else {
+            Self::Wide(vec![0; len])
+        }
+    }
+
+    pub(super) fn set(&mut self, i: usize, doc: usize, describes: bool) {
+        match self {
+            Self::Narrow(v) => v[i] = doc as u16 | if describes { 0x8000 } else { 0 },
+            Self::Wide(v) => v[i] = doc as u32 | if describes { 0x8000_0000 } else { 0 },
+        }
+    }
+
+    /// (document, describes) of posting `i`.
+    pub(super) fn get(&self, i: usize) -> (usize, bool) {
+        match self {
+            Self::Narrow(v) => (v[i].doc(), v[i].describes()),
+            Self::Wide(v) => (v[i].doc(), v[i].describes()),
+        }
+    }
+
+    /// Position of `doc` among postings `range` (sorted by document).
+    pub(super) fn find(&self, range: std::ops::Range<usize>, doc: usize) -> Option<usize> {
+        fn find<T: DocId>(v: &[T], start: usize, doc: usize) -> Option<usize> {
+            v.binary_search_by_key(&doc, |d| d.doc())
+                .ok()
+                .map(|i| start + i)
+        }
+        match self {
+            Self::Narrow(v) => find(&v[range.clone()], range.start, doc),
+            Self::Wide(v) => find(&v[range.clone()], range.start, doc),
+        }
+    }
+
+    /// `f(document, describes, sat)` for postings `range`.
+    #[inline]
+    pub(super) fn each(
+        &self,
+        range: std::ops::Range<usize>,
+        sat: &[f32],
+        f: impl FnMut(usize, bool, f32),
+    ) {
+        #[inline]
+        fn each<T: DocId>(v: &[T], sat: &[f32], mut f: impl FnMut(usize, bool, f32)) {
+            for (&d, &s) in v.iter().zip(sat) {
+                f(d.doc(), d.describes(), s);
+            }
+        }
+        match self {
+            Self::Narrow(v) => each(&v[range.clone()], &sat[range], f),
+            Self::Wide(v) => each(&v[range.clone()], &sat[range], f),
+        }
+    }
+}
+
+/// Append `v` as a LEB128 varint.
+pub(super) fn put_varint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Read a LEB128 varint at `*pos`.
+pub(super) fn get_varint(bytes: &[u8], pos: &mut usize) -> u32 {
+    let mut v = 0u32;
+    let mut shift = 0;
+    loop {
+        let b = bytes[*pos];
+        *pos += 1;
+        v |= u32::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return v;
+        }
+        shift += 7;
+    }
+}
+
+/// Append per-field frequencies, packed into at most 22 bytes: a frequency of 1 to 15 in a
+/// single field (the usual case) is one byte `0x80 | field << 4 | tf`; otherwise a byte with
+/// one bit per non-zero field (below `0x80`), then each non-zero frequency as a varint.
+pub(super) fn encode_tf(out: &mut Vec<u8>, tf: &[u16; NUM_FIELDS]) {
+    encode_lanes(out, &lanes_of(tf));
+}
+
+/// Per-field frequencies as 16-bit lanes: field `f` in `lanes[f / 4]`, bits `16 * (f % 4)`
+/// up (the eighth lane is always zero). Counting in place and finding the non-zero fields
+/// take a few word operations instead of a loop over the fields.
+pub(super) type Lanes = [u64; 2];
+
+/// The lanes of `tf`.
+pub(super) fn lanes_of(tf: &[u16; NUM_FIELDS]) -> Lanes {
+    let mut lanes = [0u64; 2];
+    for (f, &t) in tf.iter().enumerate() {
+        lanes[f / 4] |= u64::from(t) << (16 * (f % 4));
+    }
+    lanes
+}
+
+/// Frequency of field `f` in `lanes`.
+#[inline]
+pub(super) fn lane(lanes: &Lanes, f: usize) -> u16 {
+    (lanes[f / 4] >> (16 * (f % 4))) as u16
+}
+
+/// One more occurrence in field `f` (saturating at `u16::MAX`, as `u16::saturating_add`).
+#[inline]
+pub(super) fn lane_add(lanes: &mut Lanes, f: usize) {
+    let shift = 16 * (f % 4);
+    let w = &mut lanes[f / 4];
+    if (*w >> shift) & 0xffff != 0xffff {
+        *w += 1 << shift;
+    }
+}
+
+/// [`encode_tf`] of the frequencies in `lanes`.
+#[inline]
+pub(super) fn encode_lanes(out: &mut Vec<u8>, lanes: &Lanes) {
+    let mask = nonzero_lanes(lanes);
+    if mask.is_power_of_two() {
+        let field = mask.trailing_zeros() as usize;
+        let t = lane(lanes, field);
+        if t <= 15 {
+            out.push(0x80 | (field as u8) << 4 | t as u8);
+            return;
+        }
+    }
+    out.push(mask as u8);
+    for f in 0..NUM_FIELDS {
+        if mask & 1 << f != 0 {
+            put_varint(out, u32::from(lane(lanes, f)));
+        }
+    }
+}
+
+/// One bit per non-zero frequency of `tf` (bit `f` for field `f`).
+#[cfg(test)]
+pub(super) fn nonzero_fields(tf: &[u16; NUM_FIELDS]) -> u32 {
+    nonzero_lanes(&lanes_of(tf))
+}
+
+/// One bit per non-zero lane of `lanes` (bit `f` for field `f`), without a branch per
+/// field: a lane's top bit set when the lane is not zero, the four top bits of a word
+/// gathered by one multiply (the shifted copies land on distinct bits, so no sum carries).
+#[inline]
+pub(super) fn nonzero_lanes(lanes: &Lanes) -> u32 {
+    pub(super) const LOW: u64 = 0x7fff_7fff_7fff_7fff;
+    pub(super) const GATHER: u64 = 1 << 45 | 1 << 30 | 1 << 15 | 1;
+    let mask = |x: u64| {
+        let top = (((x & LOW) + LOW) | x) & !LOW;
+        ((top >> 15).wrapping_mul(GATHER) >> 45 & 0xf) as u32
+    };
+    mask(lanes[0]) | mask(lanes[1]) << 4
+}
+
+/// The inverse of [`encode_tf`].
+pub(super) fn decode_tf(bytes: &[u8], pos: &mut usize) -> [u16; NUM_FIELDS] {
+    let first = bytes[*pos];
+    *pos += 1;
+    let mut tf = [0u16; NUM_FIELDS];
+    if first & 0x80 != 0 {
+        tf[usize::from(first >> 4 & 7)] = u16::from(first & 15);
+        return tf;
+    }
+    for (f, t) in tf.iter_mut().enumerate() {
+        if first & (1 << f) != 0 {
+            *t = u16::try_from(get_varint(bytes, pos)).unwrap_or(u16::MAX);
+        }
+    }
+    tf
+}
+
+/// Length of the [`encode_tf`] bytes at the start of `bytes` (read without decoding them).
+#[inline]
+pub(super) fn packed_tf_len(bytes: &[u8]) -> usize {
+    let first = bytes[0];
+    if first & 0x80 != 0 {
+        return 1;
+    }
+    let mut len = 1;
+    for _ in 0..first.count_ones() {
+        while bytes[len] & 0x80 != 0 {
+            len += 1;
+        }
+        len += 1;
+    }
+    len
+}
+
+/// Sort term numbers (distinct or not) in increasing order: an LSD radix sort by bytes (as
+/// many passes as the largest number needs) for long lists, `scratch` as the second buffer;
+/// a comparison sort for short ones.
+pub(super) fn sort_ids(ids: &mut Vec<u32>, scratch: &mut Vec<u32>) {
+    if ids.len() < 64 {
+        ids.sort_unstable();
+        return;
+    }
+    let max = ids.iter().copied().max().unwrap_or(0);
+    let passes = (32 - max.leading_zeros()).div_ceil(8);
+    scratch.clear();
+    scratch.resize(ids.len(), 0);
+    for pass in 0..passes {
+        let shift = pass * 8;
+        let mut count = [0u32; 257];
+        for &id in ids.iter() {
+            count[((id >> shift) & 0xff) as usize + 1] += 1;
+        }
+        for d in 1..257 {
+            count[d] += count[d - 1];
+        }
+        for &id in ids.iter() {
+            let d = ((id >> shift) & 0xff) as usize;
+            scratch[count[d] as usize] = id;
+            count[d] += 1;
+        }
+        std::mem::swap(ids, scratch);
+    }
+}
