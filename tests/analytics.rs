@@ -175,7 +175,7 @@ fn ids(events: &[Value]) -> Vec<String> {
         .collect()
 }
 
-/// One event of every type of seed 004 section 10.2.
+/// One event of every event type the analytics log knows.
 fn track_all(a: &Analytics) {
     a.no_match("deploy the moon");
     a.ambiguous("auth", &["ui/react/auth", "api/auth"]);

@@ -369,7 +369,7 @@ async fn network_down_serves_the_cache() {
     assert!(problems[0].contains("cached"), "{}", problems[0]);
     assert!(root(&sync).join("a/SKILL.md").is_file());
 
-    // A refresh during the outage fails, keeps serving, and still reindexes (spec 8.6).
+    // A refresh during the outage fails, keeps serving, and still reindexes.
     let r = sync.force_refresh().await;
     assert!(!r.success);
     assert!(

@@ -1,12 +1,12 @@
-//! Assets and scripts (spec 7.1-7.5): declarations read from the frontmatter, binary
+//! Assets and scripts: declarations read from the frontmatter, binary
 //! detection and MIME types, the undeclared files of Agent Skills folders, and inheritance.
 //!
 //! - Declarations (`assets: [{file, description, type}]`, `scripts: [{file, description,
 //!   execution, args: [{name, description, required}]}]`) are relative to the skill's resource
-//!   folder. Defaults (spec 4.2): `type: other`, `execution: claude`, `args: []`,
+//!   folder. Defaults: `type: other`, `execution: claude`, `args: []`,
 //!   `required: true`. A scripts entry without `type` gets `type: script`. A declaration whose
 //!   `file` is missing or fails [`crate::paths::validate_relative`] is skipped with a warning.
-//! - Binary detection is by extension only, exactly the spec 7.2 list; MIME types follow the
+//! - Binary detection is by extension only, exactly the list of `BINARY_EXTENSIONS`; MIME types follow the
 //!   7.2 table for binary files (others: `application/octet-stream`). Text files get a text
 //!   MIME type from a short table of obvious ones, `text/plain` otherwise.
 //! - In an Agent Skills folder every file is a resource: files nobody declared are listed too,
@@ -30,7 +30,7 @@ pub fn is_binary(file: &str) -> bool {
     paths::extension(file).is_some_and(|e| BINARY_EXTENSIONS.contains(&e.as_str()))
 }
 
-/// The MIME type of `file`: the spec 7.2 table for binary files (`application/octet-stream`
+/// The MIME type of `file`: a fixed table for the binary files (`application/octet-stream`
 /// for the others), a small table of obvious text types, else `text/plain`.
 pub fn mime_type(file: &str) -> &'static str {
     let ext = paths::extension(file).unwrap_or_default();

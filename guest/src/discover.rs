@@ -8,7 +8,7 @@
 //!   warning. Every other file below the folder belongs to that skill, except the files of a
 //!   nested folder holding its own `SKILL.md`, which is a skill of its own. A root-level
 //!   `SKILL.md` makes the whole root one skill.
-//! - Any other `*.md` file outside every skill folder is a hierarchical candidate (spec 4.1)
+//! - Any other `*.md` file outside every skill folder is a hierarchical candidate
 //!   and is read. Spec 4.1 also ignores the resource folders of hierarchical skills (`a/b.md`
 //!   owns `a/b/`); whether `a/b.md` is a skill is only known once it is parsed, so that rule
 //!   is applied by the index at `finish` (a candidate inside the resource folder of a valid

@@ -8,7 +8,7 @@ use crate::rank::{Scored, SearchDoc};
 use crate::text::tokenize;
 use std::cmp::Ordering;
 
-/// Whether a request token matches a keyword (both lowercase), spec 5.2.
+/// Whether a request token matches a keyword (both lowercase).
 ///
 /// Exact match always counts. Otherwise either contains the other (bidirectional substring),
 /// except that when the token or the keyword is shorter than 3 characters only an exact match
@@ -27,7 +27,7 @@ pub fn token_matches(token: &str, keyword: &str) -> bool {
 
 /// Score one skill's keywords against query tokens: (score, matched keywords).
 ///
-/// `base = matched keywords / total keywords`, `score = base + priority * 0.001` (spec 5.2).
+/// `base = matched keywords / total keywords`, `score = base + priority * 0.001`.
 /// Keywords are lowercased (and trimmed); a keyword matched by several tokens counts once.
 /// No keywords: score `priority * 0.001` with nothing matched (callers drop it).
 pub fn score(tokens: &[String], keywords: &[String], priority: i32) -> (f64, Vec<String>) {
@@ -51,7 +51,7 @@ pub fn score(tokens: &[String], keywords: &[String], priority: i32) -> (f64, Vec
     (base + f64::from(priority) * 0.001, matched)
 }
 
-/// Keywords derived for a skill that declares none: the spec 5.1 tokens of its name and
+/// Keywords derived for a skill that declares none: the tokens of its name and
 /// description (the name's `-`/`_` separated parts included).
 pub fn derived_keywords(doc: &SearchDoc) -> Vec<String> {
     let name_parts = doc.name.replace(['-', '_'], " ");

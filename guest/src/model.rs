@@ -52,7 +52,7 @@ pub struct EngineConfig {
 }
 
 impl Default for EngineConfig {
-    /// The spec's defaults (section 5.3).
+    /// The spec's defaults.
     fn default() -> Self {
         Self {
             algorithm: Algorithm::Ranked,

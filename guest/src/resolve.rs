@@ -1,6 +1,6 @@
-//! Content resolution (spec 6.1-6.2) and names derived from skill paths.
+//! Content resolution and names derived from skill paths.
 //!
-//! Aggregation format, inferred from the spec 6.2 example: each skill of the chain (root
+//! Aggregation format, inferred from the reference example: each skill of the chain (root
 //! first) is a section
 //!
 //! ```text

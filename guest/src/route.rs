@@ -1,4 +1,4 @@
-//! Routing decisions (spec 5.3): min score, ambiguity threshold, max results.
+//! Routing decisions: min score, ambiguity threshold, max results.
 //!
 //! The same rule applies to both algorithms; only the score scale differs. With the default
 //! `ranked` algorithm scores are normalised to 0..=1 (see [`crate::rank`]), so `min_score` is

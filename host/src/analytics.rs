@@ -49,7 +49,7 @@ use serde_json::{Map, Value, json};
 ///   max_buffer_events: 10000     # oldest dropped (and counted) beyond this
 ///   timeout_seconds: 10          # per POST
 /// ```
-/// `ANALYTICS_ENDPOINT` sets `enabled: true` and the endpoint (section 11.3).
+/// `ANALYTICS_ENDPOINT` sets `enabled: true` and the endpoint.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AnalyticsConfig {

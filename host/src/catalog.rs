@@ -40,7 +40,7 @@ use crate::runtime::{
     TreeNode, WalkPolicy,
 };
 
-/// Default largest asset served (`assets.max_size_bytes`, spec 12.3).
+/// Default largest asset served (`assets.max_size_bytes`).
 pub const DEFAULT_MAX_ASSET_BYTES: u64 = 1024 * 1024;
 /// Most retries of a build whose engine trapped on some file.
 const MAX_BUILD_ATTEMPTS: usize = 12;

@@ -45,7 +45,7 @@ use bindings::SkillsEngine;
 use bindings::SkillsEnginePre;
 
 impl Default for EngineConfig {
-    /// The spec's defaults (section 5.3) with the default ranking.
+    /// The spec's defaults with the default ranking.
     fn default() -> Self {
         Self {
             algorithm: Algorithm::Ranked,

@@ -23,7 +23,7 @@
 //!
 //! Not contained: a script that starts a new session (`setsid`) leaves the group and survives
 //! the kill (reading its output stops one second after the group is gone); no filesystem or
-//! network isolation: the trust model (section 12.4) trusts the repository's declared scripts.
+//! network isolation: the trust model trusts the repository's declared scripts.
 
 mod adapter;
 mod cascade;
@@ -59,7 +59,7 @@ pub struct RunResponse {
     pub script: String,
 }
 
-/// The data of the `script_executed` analytics event (section 10.2).
+/// The data of the `script_executed` analytics event.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScriptExecuted {
     pub skill_path: String,

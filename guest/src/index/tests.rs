@@ -1,4 +1,4 @@
-//! Index tests: the spec 4-7 tables and examples end to end, both skill shapes, several
+//! Index tests: the reference tables and examples of discovery, matching, inheritance and assets end to end, both skill shapes, several
 //! roots, and the query API.
 
 use super::*;
@@ -467,7 +467,7 @@ fn nested_skills_and_hidden_folders() {
         ]
     );
     assert_eq!(idx.get("outer").unwrap().asset_count, 1);
-    // The nested skill's parent follows spec 4.4 (`outer/_index`, missing, then none).
+    // The nested skill's parent follows the parent rule (`outer/_index`, missing, then none).
     assert_eq!(idx.get("outer/inner").unwrap().parent, None);
 }
 

@@ -179,7 +179,7 @@ impl ScriptArgValue {
     }
 }
 
-/// One asset or script of a skill (spec 8.1).
+/// One asset or script of a skill.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct AssetView {
     pub file: String,
@@ -257,7 +257,7 @@ impl From<&SearchHit> for Candidate {
     }
 }
 
-/// A loaded skill (spec 8.1, single match).
+/// A loaded skill (single match).
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SkillMatch {
     pub skill_path: String,
@@ -294,7 +294,7 @@ pub struct SearchResults {
     pub results: Vec<SearchResult>,
 }
 
-/// A node of the skill tree (spec 8.2).
+/// A node of the skill tree.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SkillNode {
     pub name: String,
@@ -310,7 +310,7 @@ pub struct SkillNode {
     pub children: Vec<SkillNode>,
 }
 
-/// The content of an asset (spec 8.3).
+/// The content of an asset.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct AssetContent {
     pub skill_path: String,
@@ -332,7 +332,7 @@ pub struct AssetContent {
     pub resolved_from: Option<String>,
 }
 
-/// The answer of `refresh_skills` (spec 8.6, local and git mode).
+/// The answer of `refresh_skills` (local and git mode).
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct RefreshResult {
     pub success: bool,

@@ -55,7 +55,7 @@ pub struct FoundSkill {
     pub resource_dir: Option<PathBuf>,
 }
 
-/// The file a script request refers to, after the engine's chain lookup (section 7.5).
+/// The file a script request refers to, after the engine's chain lookup.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LocatedScript {
     /// The file, relative to the resource folder holding it (normalised by the engine).
