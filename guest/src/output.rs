@@ -101,7 +101,7 @@ pub fn batch_line(query: &str, result: Result<&[SearchHit], &str>) -> String {
     value.to_string()
 }
 
-/// `get_skill` (8.1) when nothing matches.
+/// `get_skill` when nothing matches.
 pub fn no_match_json() -> Value {
     json!({
         "no_match": true,
@@ -109,7 +109,7 @@ pub fn no_match_json() -> Value {
     })
 }
 
-/// `get_skill` (8.1) for an ambiguous request.
+/// `get_skill` for an ambiguous request.
 pub fn ambiguous_json(hits: &[SearchHit]) -> Value {
     json!({
         "ambiguous": true,
@@ -123,7 +123,7 @@ pub fn ambiguous_json(hits: &[SearchHit]) -> Value {
     })
 }
 
-/// `get_skill` (8.1) for a match: its score, matched keywords, content and files.
+/// `get_skill` for a match: its score, matched keywords, content and files.
 pub fn matched_json(hit: &SearchHit, resolved: &ResolvedSkill) -> Value {
     let mut out = json!({
         "skill_path": resolved.skill_path,

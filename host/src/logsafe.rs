@@ -4,7 +4,7 @@
 //! others (skill authors, git repositories). Printed raw, a newline in a file name starts a
 //! forged log line and an ESC sequence rewrites the operator's terminal. [`Escaped`] is the one
 //! helper every log line uses for such values: a `Display` wrapper, independent of the log
-//! macro (`eprintln!` today, `tracing` tomorrow), that writes control characters as visible
+//! macro (the `tracing` macros), that writes control characters as visible
 //! escapes (`\n`, `\r`, `\t`, `\x1b`, `\u{85}`), as well as the Unicode line separators and the
 //! bidirectional overrides that can make a line read differently from what it holds. Anything
 //! else, including non-ASCII text, is written as is.
