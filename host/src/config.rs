@@ -76,7 +76,8 @@ pub struct Config {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct MatchingConfig {
-    /// `ranked` (fielded BM25, the default) or `keywords` (the spec's keyword scoring).
+    /// `ranked` (fielded BM25, the default) or `keywords` (the share of a skill's keywords the
+    /// request matches).
     pub algorithm: Algorithm,
     /// Results scoring below this are dropped (0.0-1.0).
     pub min_score: f64,
