@@ -22,6 +22,7 @@ pub mod tiers;
 pub mod views;
 
 pub use index::{Index, walk_policy};
+pub mod access;
 pub mod assets;
 pub mod bytes;
 pub mod codec;
