@@ -65,6 +65,12 @@
 //! `min_score: 0.2` drops skills that account for
 //! less than a fifth of the request, and `ambiguity_threshold: 0.1` calls a request ambiguous
 //! when the runner-up accounts for almost as much of it as the best skill.
+//!
+//! # One scorer
+//! All of the above is written once, in `rank/score.rs`, over the [`Statistics`] of a
+//! collection (`rank/stats.rs`): the index gives them from its precomputed arrays,
+//! [`WithDraft`] from the index with a draft skill in it (`rank/draft.rs`). A search, a
+//! draft's ranking and an explanation (`rank/explain.rs`) run the same code.
 
 use crate::codec::{Raw, decode, encode, from_raw};
 use crate::model::{ExplainTerm, Explanation};
@@ -79,6 +85,7 @@ mod pairs;
 mod postings;
 mod score;
 mod snapshot;
+mod stats;
 #[cfg(test)]
 mod tests;
 
@@ -89,6 +96,7 @@ use pairs::*;
 use postings::*;
 use score::*;
 pub use score::{idf_of, truncate_utf8, within_one_edit};
+pub use stats::Statistics;
 
 /// The searchable text of one skill, extracted at index time (bodies are not kept).
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -192,12 +200,14 @@ const DESCRIBING_WORD: u32 = 1 << 16;
 /// opposed to its body text: the evidence factor counts request words matched there.
 const DESCRIBING_FIELDS: [bool; NUM_FIELDS] = [true, true, true, true, false, false, true];
 
-/// One alternative of a query slot: a vocabulary term and its factor.
+/// One alternative of a query slot: a vocabulary term and what it scores with.
 #[derive(Debug, Clone)]
 struct Alt {
     term: u32,
-    factor: f64,
     kind: &'static str,
+    /// What it scores with: its factor (1, or that of a prefix or typo alternative) times
+    /// `min(idf(term), idf(request term))`.
+    idf: f64,
 }
 
 /// One request term and its alternatives.

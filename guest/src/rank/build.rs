@@ -296,31 +296,6 @@ impl Builder {
     }
 }
 
-/// [`SearchIndex::finalise`] for a request of ceiling `max` and `q_words` word slots.
-pub(super) fn finalise_with(
-    params: &Params,
-    max: f64,
-    q_words: usize,
-    raw: f64,
-    pair: f64,
-    words: u32,
-) -> (f64, f64, f64, f64) {
-    let describing = words / DESCRIBING_WORD;
-    let all = describing + words % DESCRIBING_WORD;
-    let share = if max > 0.0 {
-        ((raw + pair) / max).max(0.0)
-    } else {
-        0.0
-    };
-    let coverage = share.min(1.0);
-    let evidence = if q_words >= 2 && (all <= 1 || describing == 0) {
-        params.single_word_factor
-    } else {
-        1.0
-    };
-    (coverage * evidence, coverage, evidence, share * evidence)
-}
-
 /// The first 8 bytes of `s`, big-endian, zero-padded: comparing keys orders strings as
 /// comparing the strings does, except that equal keys need the full comparison.
 pub(super) fn prefix_key(s: &str) -> u64 {

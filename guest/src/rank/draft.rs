@@ -8,16 +8,18 @@
 //!   skills `N' = N + 1` (or `N` when the draft replaces the skill of the same path), every
 //!   term's document frequency `df' = df + [draft has it] - [replaced skill has it]`, and the mean
 //!   field lengths `avglen'` over the collection with the draft;
-//! - the request is prepared against that vocabulary (a word only the draft uses is known; prefix
-//!   and typo alternatives come from both), exactly as [`SearchIndex::search`] prepares it;
-//! - every skill holding one of the request's terms is scored with those statistics (its
-//!   saturated frequencies recomputed from its per-field frequencies with `avglen'`), and so is
-//!   the draft, analysed by the same [`Builder::analyse`] the index uses.
+//! - the vocabulary is the index's and the draft's (a word only the draft uses is known; prefix
+//!   and typo alternatives come from both);
+//! - a skill's saturated frequencies are recomputed from its per-field frequencies with
+//!   `avglen'`, and the draft's come from the same [`Builder::analyse`] the index uses.
 //!
-//! So the draft's score and rank are those a rebuilt index would give (tested against a real
-//! rebuild in `index::editor`'s tests), at the cost of a few searches.
+//! [`WithDraft`] gives these statistics through [`Statistics`], the draft being one more
+//! document, so the request is prepared and every skill scored and ordered by the very code of
+//! [`SearchIndex::search`]. The draft's score and rank are those a rebuilt index would give
+//! (tested against a real rebuild in `index::editor`'s tests), at the cost of a few searches.
 
 use std::collections::HashMap;
+use std::ops::RangeInclusive;
 
 use super::*;
 
@@ -92,7 +94,9 @@ impl Draft {
     }
 }
 
-/// The collection's statistics with a draft in it (see the module docs).
+/// The collection's statistics with a draft in it (see the module docs): the index's
+/// documents keep their numbers, the draft is document `index.len()`; the index's terms keep
+/// theirs, a term only the draft has is numbered from `index.vocabulary_len()` up.
 #[derive(Debug)]
 pub struct WithDraft<'a> {
     index: &'a SearchIndex,
@@ -103,37 +107,13 @@ pub struct WithDraft<'a> {
     /// Per index document, `w_f / (1 - b_f + b_f * len_f / avglen'_f)`.
     norms: Vec<[f64; NUM_FIELDS]>,
     /// The draft's saturated frequency per draft term.
-    draft_sat: Vec<f64>,
-}
-
-/// A term of the collection with the draft: its number in the index and/or in the draft.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct DTerm {
-    index: Option<u32>,
-    draft: Option<u32>,
-}
-
-#[derive(Debug, Clone)]
-struct DAlt {
-    term: DTerm,
-    factor: f64,
-    /// idf' of the alternative itself.
-    idf: f64,
-}
-
-#[derive(Debug, Clone)]
-struct DSlot {
-    surface: String,
-    weight: f64,
-    idf: f64,
-    word: bool,
-    alts: Vec<DAlt>,
-}
-
-#[derive(Debug, Clone)]
-struct DPair {
-    weight: f64,
-    terms: [DTerm; 2],
+    draft_sat: Vec<f32>,
+    /// Per draft term (in the draft's order), its number in the collection.
+    ids: Vec<u32>,
+    /// (number in the collection, draft term) of every draft term, by number.
+    by_id: Vec<(u32, u32)>,
+    /// The draft's name and description terms, by their numbers in the collection.
+    seq: Vec<u32>,
 }
 
 /// How the draft fares on one request.
@@ -182,7 +162,29 @@ impl SearchIndex {
         let draft_sat = draft
             .tfs
             .iter()
-            .map(|tf| f64::from(saturate(&self.params, &draft_norm, tf)))
+            .map(|tf| saturate(&self.params, &draft_norm, tf))
+            .collect();
+        let mut next = self.term_ends.len() as u32;
+        let ids: Vec<u32> = draft
+            .terms
+            .iter()
+            .map(|t| {
+                self.term_id(t).unwrap_or_else(|| {
+                    next += 1;
+                    next - 1
+                })
+            })
+            .collect();
+        let mut by_id: Vec<(u32, u32)> = ids
+            .iter()
+            .enumerate()
+            .map(|(k, &i)| (i, k as u32))
+            .collect();
+        by_id.sort_unstable();
+        let seq = draft
+            .seq
+            .iter()
+            .map(|&t| if t == SEQ_BREAK { t } else { ids[t as usize] })
             .collect();
         WithDraft {
             index: self,
@@ -191,6 +193,9 @@ impl SearchIndex {
             n_docs,
             norms,
             draft_sat,
+            ids,
+            by_id,
+            seq,
         }
     }
 }
@@ -202,312 +207,192 @@ fn saturate(params: &Params, norm: &[f64; NUM_FIELDS], tf: &[u16; NUM_FIELDS]) -
 }
 
 impl WithDraft<'_> {
-    /// `df'` of a term.
-    fn df(&self, t: DTerm) -> usize {
-        let mut df = t.index.map_or(0, |i| self.index.range(i).len());
-        if let (Some(i), Some(old)) = (t.index, self.replaces)
-            && self.index.find_posting(i, old).is_some()
-        {
-            df -= 1;
-        }
-        df + usize::from(t.draft.is_some())
+    /// The draft's document number.
+    fn draft_doc(&self) -> usize {
+        self.index.n_docs
     }
 
-    fn idf(&self, t: DTerm) -> f64 {
-        idf_of(self.n_docs, self.df(t))
+    /// The draft's own number of collection term `t`, if the draft has it.
+    fn in_draft(&self, t: u32) -> Option<u32> {
+        let at = self.by_id.partition_point(|x| x.0 < t);
+        self.by_id.get(at).filter(|x| x.0 == t).map(|x| x.1)
     }
 
-    /// The term `text` in the collection with the draft, if some skill there has it.
-    fn lookup(&self, text: &str) -> Option<DTerm> {
-        let t = DTerm {
-            index: self.index.term_id(text),
-            draft: self.draft.find(text),
-        };
-        (self.df(t) > 0).then_some(t)
+    /// Whether index term `t` is held by the document the draft replaces.
+    fn replaced_has(&self, t: u32) -> bool {
+        self.replaces
+            .is_some_and(|old| self.index.find_posting(t, old).is_some())
     }
 
-    /// A number for `t`, unique in the collection with the draft.
-    fn key(&self, t: DTerm) -> u64 {
-        match (t.index, t.draft) {
-            (Some(i), _) => u64::from(i),
-            (_, Some(d)) => self.index.term_ends.len() as u64 + u64::from(d),
-            (None, None) => u64::MAX,
-        }
-    }
-
-    fn alt(&self, term: DTerm, factor: f64) -> DAlt {
-        DAlt {
-            term,
-            factor,
-            idf: self.idf(term),
-        }
-    }
-
-    /// [`SearchIndex::slots`] over the collection with the draft.
-    fn slots(&self, terms: &[Term]) -> Vec<DSlot> {
-        let p = &self.index.params;
-        let mut seen = HashSet::new();
-        let mut slots = Vec::new();
-        for t in terms {
-            if !seen.insert(t.term.clone()) {
-                continue;
-            }
-            let mut alts = Vec::new();
-            let known = self.lookup(&t.term);
-            if let Some(k) = known {
-                alts.push(self.alt(k, 1.0));
-            }
-            let n = t.term.chars().count();
-            if n >= p.prefix_min_len && p.prefix_factor > 0.0 {
-                // terms the request term is a prefix of: the index's, then the draft's own
-                let start = self.index.term_lower_bound(&t.term);
-                for id in start..self.index.term_ends.len() as u32 {
-                    let text = self.index.term(id);
-                    if !text.starts_with(t.term.as_str()) {
-                        break;
-                    }
-                    if text != t.term
-                        && let Some(x) = self.lookup(text)
-                    {
-                        alts.push(self.alt(x, p.prefix_factor));
-                    }
-                }
-                let start = self
-                    .draft
-                    .terms
-                    .partition_point(|x| x.as_str() < t.term.as_str());
-                for (d, text) in self.draft.terms.iter().enumerate().skip(start) {
-                    if !text.starts_with(t.term.as_str()) {
-                        break;
-                    }
-                    if *text != t.term && self.index.term_id(text).is_none() {
-                        let x = DTerm {
-                            index: None,
-                            draft: Some(d as u32),
-                        };
-                        alts.push(self.alt(x, p.prefix_factor));
-                    }
-                }
-                // terms that are a prefix of the request term
-                for (cut, _) in t.term.char_indices().skip(p.prefix_min_len) {
-                    if let Some(x) = self.lookup(&t.term[..cut]) {
-                        alts.push(self.alt(x, p.prefix_factor));
-                    }
-                }
-            }
-            if known.is_none() && n >= p.typo_min_len && p.typo_factor > 0.0 {
-                // typo candidates: terms of at least 2 skills of the collection with the draft
-                let l = t.term.len();
-                let lens = l.saturating_sub(2)..=l + 2;
-                for len in lens.clone() {
-                    let ids = self.index.typo_by_len.get(len).map_or(&[][..], |v| v);
-                    for &id in ids {
-                        let text = self.index.term(id);
-                        if within_one_edit(text, &t.term)
-                            && let Some(x) = self.lookup(text)
-                            && self.df(x) >= 2
-                        {
-                            alts.push(self.alt(x, p.typo_factor));
-                        }
-                    }
-                }
-                // terms of one skill of the index that the draft has too
-                for (d, text) in self.draft.terms.iter().enumerate() {
-                    if !lens.contains(&text.len()) || !within_one_edit(text, &t.term) {
-                        continue;
-                    }
-                    let x = DTerm {
-                        index: self.index.term_id(text),
-                        draft: Some(d as u32),
-                    };
-                    let in_typo_list = x.index.is_some_and(|i| self.index.range(i).len() >= 2);
-                    if !in_typo_list && self.df(x) >= 2 {
-                        alts.push(self.alt(x, p.typo_factor));
-                    }
-                }
-            }
-            slots.push(DSlot {
-                surface: t.surface.clone(),
-                weight: if t.joined { p.joined_weight } else { 1.0 },
-                idf: known.map_or_else(|| idf_of(self.n_docs, 0), |k| self.idf(k)),
-                word: !t.joined,
-                alts,
-            });
-        }
-        slots
-    }
-
-    /// [`SearchIndex::pairs`] over the collection with the draft.
-    fn pairs(&self, terms: &[Term]) -> Vec<DPair> {
-        let p = &self.index.params;
-        if p.pair_weight <= 0.0 {
-            return Vec::new();
-        }
-        let words: Vec<DTerm> = terms
-            .iter()
-            .filter(|t| !t.joined)
-            .filter_map(|t| self.lookup(&t.term))
-            .collect();
-        let mut seen = HashSet::new();
-        let mut pairs = Vec::new();
-        for (i, &a) in words.iter().enumerate() {
-            for &b in words.iter().skip(i + 1).take(p.pair_window) {
-                let (ka, kb) = (self.key(a), self.key(b));
-                if ka != kb && seen.insert((ka.min(kb), ka.max(kb))) {
-                    pairs.push(DPair {
-                        weight: p.pair_weight * 0.5 * (self.idf(a) + self.idf(b)),
-                        terms: [a, b],
-                    });
-                }
-            }
-        }
-        pairs
+    /// Whether collection term `t` is an index term.
+    fn indexed(&self, t: u32) -> bool {
+        (t as usize) < self.index.term_ends.len()
     }
 
     /// How the draft fares on `query` (see [`DraftScore`]); `limit` bounds `above`.
     pub fn score(&self, query: &str, limit: usize) -> DraftScore {
-        let ix = self.index;
-        let params = &ix.params;
-        let terms = analyze(query);
-        let slots = self.slots(&terms);
-        let pairs = self.pairs(&terms);
-        let max: f64 = slots.iter().map(|s| s.weight * s.idf).sum();
-        let q_words = slots.iter().filter(|s| s.word).count();
-        let fin =
-            |raw: f64, pair: f64, words: u32| finalise_with(params, max, q_words, raw, pair, words);
-
-        // The index's skills (raw scores as `SearchIndex::raw_scores`, with the new statistics).
-        let n = ix.n_docs;
-        let mut total = vec![0.0f64; n];
-        let mut words = vec![0u32; n];
-        let mut best = vec![0.0f64; n];
-        let mut describes = vec![false; n];
-        let mut touched: Vec<u32> = Vec::new();
-        // The draft.
-        let (mut d_total, mut d_words) = (0.0f64, 0u32);
-        let mut matched = Vec::new();
-        for slot in &slots {
-            let (mut d_best, mut d_describes) = (0.0f64, false);
-            for alt in &slot.alts {
-                let idf = alt.factor * alt.idf.min(slot.idf);
-                if let Some(t) = alt.term.index {
-                    let mut pos = ix.tf_offsets[t as usize] as usize;
-                    for i in ix.range(t) {
-                        let (d, m) = ix.docs.get(i);
-                        let byte = ix.tf_bytes[pos];
-                        // one field, 1 to 15 (the usual case; as `Builder::build` reads it)
-                        let ptf = if byte & 0x80 != 0 {
-                            pos += 1;
-                            let f = usize::from(byte >> 4 & 7);
-                            pseudo_tf_one(self.norms[d][f], byte & 15)
-                        } else {
-                            pseudo_tf(&self.norms[d], &decode_tf(&ix.tf_bytes, &mut pos))
-                        };
-                        if Some(d) == self.replaces {
-                            continue;
-                        }
-                        let sat = (ptf / (params.k1 + ptf)) as f32;
-                        let c = idf * f64::from(sat);
-                        if best[d] == 0.0 {
-                            touched.push(d as u32);
-                        }
-                        if c > best[d] {
-                            best[d] = c;
-                        }
-                        describes[d] |= m;
-                    }
-                }
-                if let Some(t) = alt.term.draft {
-                    let c = idf * self.draft_sat[t as usize];
-                    if c > d_best {
-                        d_best = c;
-                    }
-                    d_describes |= self.draft.describes(t);
-                }
-            }
-            for &d in &touched {
-                let d = d as usize;
-                total[d] += slot.weight * best[d];
-                if slot.word {
-                    words[d] += if describes[d] { DESCRIBING_WORD } else { 1 };
-                }
-                best[d] = 0.0;
-                describes[d] = false;
-            }
-            touched.clear();
-            if d_best > 0.0 {
-                d_total += slot.weight * d_best;
-                if slot.word {
-                    d_words += if d_describes { DESCRIBING_WORD } else { 1 };
-                }
-                matched.push(slot.surface.clone());
-            }
-        }
-        let with_pairs = !pairs.is_empty() && max > 0.0;
-        // (score, sort key) of every matching skill of the index.
-        let mut scored: Vec<(usize, f64, f64)> = Vec::new();
-        for d in 0..n {
-            if total[d] <= 0.0 {
-                continue;
-            }
-            let mut pair = 0.0;
-            if with_pairs && words[d] / DESCRIBING_WORD >= 2 {
-                let start = if d == 0 { 0 } else { ix.seq_ends[d - 1] };
-                let seq = &ix.seq[start as usize..ix.seq_ends[d] as usize];
-                for p in &pairs {
-                    if let [Some(a), Some(b)] = p.terms.map(|t| t.index)
-                        && pair_field(seq, a, b, params.pair_window).is_some()
-                    {
-                        pair += p.weight;
-                    }
-                }
-            }
-            let (score, _, _, key) = fin(total[d], pair, words[d]);
-            scored.push((d, score, key));
-        }
-        let beats = |a: &(usize, f64, f64), b: &(usize, f64, f64)| {
-            b.2.partial_cmp(&a.2)
-                .unwrap_or(Ordering::Equal)
-                .then_with(|| ix.priority[b.0].cmp(&ix.priority[a.0]))
-                .then_with(|| ix.paths[a.0].cmp(&ix.paths[b.0]))
-        };
-        scored.sort_by(beats);
-        if d_total <= 0.0 {
-            scored.truncate(limit);
+        let q = prepare(self, query);
+        let mut ranked = rank(self, &q, usize::MAX);
+        let draft = self.draft_doc();
+        let matching = ranked.len();
+        let Some(at) = ranked.iter().position(|r| r.0 == draft) else {
+            ranked.truncate(limit);
             return DraftScore {
                 score: 0.0,
                 rank: None,
-                matching: scored.len(),
-                matched,
-                above: scored.into_iter().map(|s| (s.0, s.1)).collect(),
+                matching,
+                matched: Vec::new(),
+                above: ranked,
             };
+        };
+        let score = ranked[at].1;
+        ranked.truncate(at.min(limit));
+        DraftScore {
+            score,
+            rank: Some(at + 1),
+            matching,
+            matched: matched(self, &q, draft),
+            above: ranked,
         }
-        let mut d_pair = 0.0;
-        if with_pairs && d_words / DESCRIBING_WORD >= 2 {
-            for p in &pairs {
-                if let [Some(a), Some(b)] = p.terms.map(|t| t.draft)
-                    && pair_field(&self.draft.seq, a, b, params.pair_window).is_some()
-                {
-                    d_pair += p.weight;
+    }
+}
+
+impl Statistics for WithDraft<'_> {
+    fn params(&self) -> &Params {
+        &self.index.params
+    }
+
+    fn n_docs(&self) -> usize {
+        self.n_docs
+    }
+
+    fn doc_bound(&self) -> usize {
+        self.index.n_docs + 1
+    }
+
+    fn term_bound(&self) -> usize {
+        self.index.term_ends.len() + self.draft.terms.len()
+    }
+
+    fn term(&self, t: u32) -> &str {
+        if self.indexed(t) {
+            self.index.term(t)
+        } else {
+            let k = self.in_draft(t).expect("a term of the draft");
+            &self.draft.terms[k as usize]
+        }
+    }
+
+    fn term_id(&self, text: &str) -> Option<u32> {
+        let t = match self.index.term_id(text) {
+            Some(t) => t,
+            None => self.ids[self.draft.find(text)? as usize],
+        };
+        (self.df(t) > 0).then_some(t)
+    }
+
+    fn df(&self, t: u32) -> usize {
+        let mut df = usize::from(self.in_draft(t).is_some());
+        if self.indexed(t) {
+            df += self.index.range(t).len() - usize::from(self.replaced_has(t));
+        }
+        df
+    }
+
+    fn each_extension(&self, text: &str, mut f: impl FnMut(u32)) {
+        // the index's terms, then those only the draft has
+        self.index.each_extension(text, |t| {
+            if self.df(t) > 0 {
+                f(t);
+            }
+        });
+        let start = self.draft.terms.partition_point(|x| x.as_str() < text);
+        for (k, term) in self.draft.terms.iter().enumerate().skip(start) {
+            if !term.starts_with(text) {
+                break;
+            }
+            let t = self.ids[k];
+            if term != text && !self.indexed(t) {
+                f(t);
+            }
+        }
+    }
+
+    fn each_typo_candidate(&self, lens: RangeInclusive<usize>, mut f: impl FnMut(u32)) {
+        // the index's candidates still in two skills, then the draft's terms in two skills
+        // that were not candidates of the index
+        self.index.each_typo_candidate(lens.clone(), |t| {
+            if self.df(t) >= 2 {
+                f(t);
+            }
+        });
+        for (k, term) in self.draft.terms.iter().enumerate() {
+            let t = self.ids[k];
+            let candidate = self.indexed(t) && self.index.range(t).len() >= 2;
+            if lens.contains(&term.len()) && !candidate && self.df(t) >= 2 {
+                f(t);
+            }
+        }
+    }
+
+    fn each_posting(&self, t: u32, mut f: impl FnMut(usize, bool, f32)) {
+        let ix = self.index;
+        if self.indexed(t) {
+            let mut pos = ix.tf_offsets[t as usize] as usize;
+            for i in ix.range(t) {
+                let (d, m) = ix.docs.get(i);
+                let byte = ix.tf_bytes[pos];
+                // one field, 1 to 15 (the usual case; as `Builder::build` reads it)
+                let ptf = if byte & 0x80 != 0 {
+                    pos += 1;
+                    let field = usize::from(byte >> 4 & 7);
+                    pseudo_tf_one(self.norms[d][field], byte & 15)
+                } else {
+                    pseudo_tf(&self.norms[d], &decode_tf(&ix.tf_bytes, &mut pos))
+                };
+                if Some(d) != self.replaces {
+                    f(d, m, (ptf / (ix.params.k1 + ptf)) as f32);
                 }
             }
         }
-        let (d_score, _, _, d_key) = fin(d_total, d_pair, d_words);
-        let above = scored.partition_point(|s| {
-            s.2.partial_cmp(&d_key)
-                .unwrap_or(Ordering::Equal)
-                .then_with(|| ix.priority[s.0].cmp(&self.draft.priority))
-                .then_with(|| self.draft.skill_path.as_str().cmp(ix.paths[s.0].as_str()))
-                == Ordering::Greater
-        });
-        let matching = scored.len() + 1;
-        scored.truncate(above.min(limit));
-        DraftScore {
-            score: d_score,
-            rank: Some(above + 1),
-            matching,
-            matched,
-            above: scored.into_iter().map(|s| (s.0, s.1)).collect(),
+        if let Some(k) = self.in_draft(t) {
+            f(
+                self.draft_doc(),
+                self.draft.describes(k),
+                self.draft_sat[k as usize],
+            );
+        }
+    }
+
+    fn has_term(&self, t: u32, doc: usize) -> bool {
+        if doc == self.draft_doc() {
+            self.in_draft(t).is_some()
+        } else {
+            Some(doc) != self.replaces && self.indexed(t) && self.index.has_term(t, doc)
+        }
+    }
+
+    fn seq(&self, doc: usize) -> &[u32] {
+        if doc == self.draft_doc() {
+            &self.seq
+        } else {
+            self.index.seq(doc)
+        }
+    }
+
+    fn priority(&self, doc: usize) -> i32 {
+        if doc == self.draft_doc() {
+            self.draft.priority
+        } else {
+            self.index.priority[doc]
+        }
+    }
+
+    fn path(&self, doc: usize) -> &str {
+        if doc == self.draft_doc() {
+            &self.draft.skill_path
+        } else {
+            &self.index.paths[doc]
         }
     }
 }

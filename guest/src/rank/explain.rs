@@ -1,4 +1,9 @@
 //! Per-field, per-term explanation of one skill's score.
+//!
+//! The score explained is the scorer's own: [`raw_scores`], [`PairScorer`] and [`finalise`]
+//! over the index, as [`SearchIndex::search`] runs them (so `explain` costs about a search).
+//! What is added here is the account of it: which alternative of each request term the skill
+//! matched, and how its share splits across the fields.
 
 use super::*;
 
@@ -23,15 +28,28 @@ impl SearchIndex {
                 notes,
             };
         }
-        let q = self.prepare(query);
-        let mut raw = 0.0;
-        let mut words = 0u32;
+        let q = prepare(self, query);
+        // The score, as a search computes it.
+        let (raw, words) = if q.slots.is_empty() {
+            (0.0, 0)
+        } else {
+            let (raw, words) = raw_scores(self, &q);
+            (raw[doc], words[doc])
+        };
+        let pair_raw = if raw > 0.0 && !q.pairs.is_empty() {
+            PairScorer::new(self, &q).score(self, &q, doc)
+        } else {
+            0.0
+        };
+        let (score, coverage, evidence, _) = finalise(&self.params, &q, raw, pair_raw, words);
+        // Its account: each slot's best alternative, split across the fields it is in.
+        let norm = field_norm(&self.params, &self.lens[doc], &self.avg);
         let mut lines: Vec<(usize, String, f64)> = Vec::new();
         for slot in &q.slots {
             let mut best: Option<(f64, &Alt, usize)> = None;
             for alt in &slot.alts {
                 if let Some(i) = self.find_posting(alt.term, doc) {
-                    let c = alt.factor * self.alt_idf(slot, alt) * f64::from(self.sat[i]);
+                    let c = alt.idf * f64::from(self.sat[i]);
                     if best.as_ref().is_none_or(|(b, _, _)| c > *b) {
                         best = Some((c, alt, i));
                     }
@@ -40,15 +58,6 @@ impl SearchIndex {
             let Some((c, alt, i)) = best else { continue };
             let p_tf = self.posting_tf(alt.term, i);
             let c = c * slot.weight;
-            raw += c;
-            let describing = slot.alts.iter().any(|a| {
-                self.find_posting(a.term, doc)
-                    .is_some_and(|i| self.docs.get(i).1)
-            });
-            if slot.word {
-                words += if describing { DESCRIBING_WORD } else { 1 };
-            }
-            let norm = field_norm(&self.params, &self.lens[doc], &self.avg);
             let tf = pseudo_tf(&norm, &p_tf);
             let label = if alt.kind == "exact" {
                 slot.surface.clone()
@@ -61,16 +70,16 @@ impl SearchIndex {
                 }
             }
         }
-        let mut pair_raw = 0.0;
-        if raw > 0.0 {
+        if pair_raw > 0.0 {
+            let seq = Statistics::seq(self, doc);
             for pair in &q.pairs {
-                if let Some(f) = self.pair_in(pair, doc) {
-                    pair_raw += pair.weight;
+                if let Some(f) =
+                    pair_field(seq, pair.terms[0], pair.terms[1], self.params.pair_window)
+                {
                     lines.push((f, format!("{} (pair)", pair.surface), pair.weight));
                 }
             }
         }
-        let (score, coverage, evidence, _) = self.finalise(&q, raw, pair_raw, words);
         let total = raw + pair_raw;
         let scale = if total > 0.0 { score / total } else { 0.0 };
         for (f, term, c) in lines {

@@ -44,44 +44,47 @@ pub(super) fn for_each_pair(seq: &[u32], window: usize, mut f: impl FnMut(u32, u
     }
 }
 
-impl SearchIndex {
-    /// The request's pairs: known word terms at most `pair_window` words apart, once each.
-    pub(super) fn pairs(&self, terms: &[Term]) -> Vec<Pair> {
-        let p = &self.params;
-        if p.pair_weight <= 0.0 {
-            return Vec::new();
+/// The request's pairs in collection `s`: known word terms at most `pair_window` words apart,
+/// once each.
+pub(super) fn pairs<S: Statistics>(s: &S, terms: &[Term]) -> Vec<Pair> {
+    let p = s.params();
+    if p.pair_weight <= 0.0 {
+        return Vec::new();
+    }
+    let words: Vec<(u32, &str)> = terms
+        .iter()
+        .filter(|t| !t.joined)
+        .filter_map(|t| Some((s.term_id(&t.term)?, t.surface.as_str())))
+        .collect();
+    let ids: Vec<u32> = words.iter().map(|w| w.0).collect();
+    let surface = |id: u32| words.iter().find(|w| w.0 == id).map_or("", |w| w.1);
+    let mut seen = HashSet::new();
+    let mut pairs = Vec::new();
+    for_each_pair(&ids, p.pair_window, |a, b| {
+        if seen.insert((a.min(b), a.max(b))) {
+            pairs.push(Pair {
+                weight: p.pair_weight * 0.5 * (s.idf(a) + s.idf(b)),
+                terms: [a, b],
+                surface: format!("{} {}", surface(a), surface(b)),
+            });
         }
-        let words: Vec<(u32, &str)> = terms
-            .iter()
-            .filter(|t| !t.joined)
-            .filter_map(|t| Some((self.term_id(&t.term)?, t.surface.as_str())))
-            .collect();
-        let ids: Vec<u32> = words.iter().map(|w| w.0).collect();
-        let surface = |id: u32| words.iter().find(|w| w.0 == id).map_or("", |w| w.1);
-        let mut seen = HashSet::new();
-        let mut pairs = Vec::new();
-        for_each_pair(&ids, p.pair_window, |a, b| {
-            if seen.insert((a.min(b), a.max(b))) {
-                pairs.push(Pair {
-                    weight: p.pair_weight * 0.5 * (self.idf(a) + self.idf(b)),
-                    terms: [a, b],
-                    surface: format!("{} {}", surface(a), surface(b)),
-                });
-            }
-        });
-        pairs
-    }
+    });
+    pairs
+}
 
-    /// Where `doc` says the two terms of `pair` close together: `Some(0)` in its name,
-    /// `Some(2)` in its description.
-    pub(super) fn pair_in(&self, pair: &Pair, doc: usize) -> Option<usize> {
-        let start = if doc == 0 { 0 } else { self.seq_ends[doc - 1] };
-        let seq = &self.seq[start as usize..self.seq_ends[doc] as usize];
-        pair_field(seq, pair.terms[0], pair.terms[1], self.params.pair_window)
-    }
-
+/// The pair bonus of documents for one request (see the module docs of [`super`]).
+pub(super) struct PairScorer {
     /// The request's pairs as (order-free key of their two terms, index in `q.pairs`), sorted.
-    pub(super) fn pair_keys(q: &Query) -> Vec<(u64, usize)> {
+    keys: Vec<(u64, usize)>,
+    /// The bit of every term of a request pair set.
+    mask: Vec<u64>,
+    /// Scratch space.
+    hits: Vec<(usize, u32)>,
+    held: Vec<usize>,
+}
+
+impl PairScorer {
+    pub(super) fn new<S: Statistics>(s: &S, q: &Query) -> Self {
         let mut keys: Vec<(u64, usize)> = q
             .pairs
             .iter()
@@ -89,25 +92,30 @@ impl SearchIndex {
             .map(|(i, p)| (pair_key(p.terms[0], p.terms[1]), i))
             .collect();
         keys.sort_unstable();
-        keys
+        let mut mask = vec![0u64; s.term_bound().div_ceil(64)];
+        for t in q.pairs.iter().flat_map(|p| p.terms) {
+            mask[t as usize / 64] |= 1 << (t % 64);
+        }
+        Self {
+            keys,
+            mask,
+            hits: Vec::new(),
+            held: Vec::new(),
+        }
     }
 
-    /// The pair bonus of document `d` (see the module docs): the weights of the request pairs
-    /// (`keys`, from [`Self::pair_keys`]) its name or description holds, each once. `mask` has
-    /// the bit of every term of a request pair set; `hits` and `held` are scratch space.
-    pub(super) fn doc_pairs(
-        &self,
-        q: &Query,
-        keys: &[(u64, usize)],
-        mask: &[u64],
-        d: usize,
-        scratch: &mut (Vec<(usize, u32)>, Vec<usize>),
-    ) -> f64 {
-        let (hits, held) = scratch;
-        let start = if d == 0 { 0 } else { self.seq_ends[d - 1] };
-        let seq = &self.seq[start as usize..self.seq_ends[d] as usize];
+    /// The pair bonus of document `d`: the weights of the request pairs its name or
+    /// description holds, each once.
+    pub(super) fn score<S: Statistics>(&mut self, s: &S, q: &Query, d: usize) -> f64 {
+        let Self {
+            keys,
+            mask,
+            hits,
+            held,
+        } = self;
+        let window = s.params().pair_window;
         held.clear();
-        for field in seq.split(|&t| t == SEQ_BREAK) {
+        for field in s.seq(d).split(|&t| t == SEQ_BREAK) {
             hits.clear();
             hits.extend(
                 field
@@ -118,7 +126,7 @@ impl SearchIndex {
             );
             for (j, &(i, a)) in hits.iter().enumerate() {
                 for &(k, b) in &hits[j + 1..] {
-                    if k - i > self.params.pair_window {
+                    if k - i > window {
                         break;
                     }
                     if a == b {
@@ -132,6 +140,7 @@ impl SearchIndex {
         }
         held.sort_unstable();
         held.dedup();
-        held.iter().map(|&i| q.pairs[i].weight).sum()
+        // (from +0: no pair held is a bonus of 0, never -0)
+        held.iter().fold(0.0, |sum, &i| sum + q.pairs[i].weight)
     }
 }

@@ -1,4 +1,5 @@
-//! Scoring a request: slots and their alternatives, BM25F, normalisation and ordering.
+//! Scoring a request over any collection ([`Statistics`]): slots and their alternatives, BM25F,
+//! pairs, normalisation, and the one order of results.
 
 use super::*;
 
@@ -132,11 +133,6 @@ impl SearchIndex {
         decode_tf(&self.tf_bytes, &mut pos)
     }
 
-    /// idf of term `t`.
-    pub(super) fn idf(&self, t: u32) -> f64 {
-        idf_of(self.n_docs, self.range(t).len())
-    }
-
     pub fn params(&self) -> &Params {
         &self.params
     }
@@ -153,237 +149,238 @@ impl SearchIndex {
     pub fn vocabulary_len(&self) -> usize {
         self.term_ends.len()
     }
+}
 
-    /// idf of a term unknown to the catalogue.
-    pub(super) fn unseen_idf(&self) -> f64 {
-        idf_of(self.n_docs, 0)
-    }
-
-    /// The request's slots (one per distinct analysed term).
-    pub(super) fn slots(&self, terms: &[Term]) -> Vec<Slot> {
-        let p = &self.params;
-        let mut seen = HashSet::new();
-        let mut slots = Vec::new();
-        for t in terms {
-            if !seen.insert(t.term.clone()) {
-                continue;
-            }
-            let mut alts = Vec::new();
-            let known = self.term_id(&t.term);
-            if let Some(id) = known {
-                alts.push(Alt {
-                    term: id,
-                    factor: 1.0,
-                    kind: "exact",
-                });
-            }
-            let n = t.term.chars().count();
-            if n >= p.prefix_min_len && p.prefix_factor > 0.0 {
-                // vocabulary terms the request term is a prefix of
-                let start = self.term_lower_bound(&t.term);
-                for id in start..self.term_ends.len() as u32 {
-                    if !self.term(id).starts_with(t.term.as_str()) {
-                        break;
-                    }
-                    if Some(id) != known {
-                        alts.push(Alt {
-                            term: id,
-                            factor: p.prefix_factor,
-                            kind: "prefix",
-                        });
-                    }
-                }
-                // vocabulary terms that are a prefix of the request term
-                for (cut, _) in t.term.char_indices().skip(p.prefix_min_len) {
-                    if let Some(id) = self.term_id(&t.term[..cut]) {
-                        alts.push(Alt {
-                            term: id,
-                            factor: p.prefix_factor,
-                            kind: "prefix",
-                        });
-                    }
+/// The request's slots in collection `s` (one per distinct analysed term).
+fn slots<S: Statistics>(s: &S, terms: &[Term]) -> Vec<Slot> {
+    let p = s.params();
+    let mut seen = HashSet::new();
+    let mut slots = Vec::new();
+    for t in terms {
+        if !seen.insert(t.term.clone()) {
+            continue;
+        }
+        let mut alts = Vec::new();
+        let known = s.term_id(&t.term);
+        if let Some(id) = known {
+            alts.push((id, 1.0, "exact"));
+        }
+        let n = t.term.chars().count();
+        if n >= p.prefix_min_len && p.prefix_factor > 0.0 {
+            // terms the request term is a prefix of
+            s.each_extension(&t.term, |id| alts.push((id, p.prefix_factor, "prefix")));
+            // terms that are a prefix of the request term
+            for (cut, _) in t.term.char_indices().skip(p.prefix_min_len) {
+                if let Some(id) = s.term_id(&t.term[..cut]) {
+                    alts.push((id, p.prefix_factor, "prefix"));
                 }
             }
-            if known.is_none() && n >= p.typo_min_len && p.typo_factor > 0.0 {
-                let l = t.term.len();
-                for len in l.saturating_sub(2)..=l + 2 {
-                    for &id in self.typo_by_len.get(len).map_or(&[][..], |v| v.as_slice()) {
-                        if within_one_edit(self.term(id), &t.term) {
-                            alts.push(Alt {
-                                term: id,
-                                factor: p.typo_factor,
-                                kind: "typo",
-                            });
-                        }
-                    }
+        }
+        if known.is_none() && n >= p.typo_min_len && p.typo_factor > 0.0 {
+            let l = t.term.len();
+            s.each_typo_candidate(l.saturating_sub(2)..=l + 2, |id| {
+                if within_one_edit(s.term(id), &t.term) {
+                    alts.push((id, p.typo_factor, "typo"));
                 }
-            }
-            slots.push(Slot {
-                surface: t.surface.clone(),
-                weight: if t.joined { p.joined_weight } else { 1.0 },
-                idf: known.map_or_else(|| self.unseen_idf(), |id| self.idf(id)),
-                word: !t.joined,
-                known: known.is_some(),
-                alts,
             });
         }
-        slots
+        let idf = known.map_or_else(|| s.unseen_idf(), |id| s.idf(id));
+        slots.push(Slot {
+            surface: t.surface.clone(),
+            weight: if t.joined { p.joined_weight } else { 1.0 },
+            idf,
+            word: !t.joined,
+            known: known.is_some(),
+            alts: alts
+                .into_iter()
+                .map(|(term, factor, kind)| Alt {
+                    term,
+                    kind,
+                    // never more idf than the request term's own: a prefix or typo expansion
+                    // to a rare word must not outweigh the word itself
+                    idf: factor * s.idf(term).min(idf),
+                })
+                .collect(),
+        });
     }
+    slots
+}
 
-    /// Analyse a request once: its slots, its pairs and the ceiling of its raw score.
-    pub(super) fn prepare(&self, query: &str) -> Query {
-        let terms = analyze(query);
-        let slots = self.slots(&terms);
-        let pairs = self.pairs(&terms);
-        let max = slots.iter().map(|s| s.weight * s.idf).sum();
-        let words = slots.iter().filter(|s| s.word).count();
-        Query {
-            slots,
-            pairs,
-            max,
-            words,
-        }
+/// Analyse a request once against collection `s`: its slots, its pairs and the ceiling of its
+/// raw score.
+pub(super) fn prepare<S: Statistics>(s: &S, query: &str) -> Query {
+    let terms = analyze(query);
+    let slots = slots(s, &terms);
+    let pairs = pairs(s, &terms);
+    let max = slots.iter().map(|s| s.weight * s.idf).sum();
+    let words = slots.iter().filter(|s| s.word).count();
+    Query {
+        slots,
+        pairs,
+        max,
+        words,
     }
+}
 
-    /// The idf an alternative scores with: its own, but never more than the request term's
-    /// (a prefix or typo expansion to a rare word must not outweigh the word itself).
-    pub(super) fn alt_idf(&self, slot: &Slot, alt: &Alt) -> f64 {
-        self.idf(alt.term).min(slot.idf)
+/// A slot's share of a document's raw score: the best of its alternatives `best`, and whether
+/// one of them is in a describing field.
+#[inline]
+fn add_slot(slot: &Slot, best: f64, describes: bool, total: &mut f64, words: &mut u32) {
+    *total += slot.weight * best;
+    if slot.word {
+        *words += if describes { DESCRIBING_WORD } else { 1 };
     }
+}
 
-    /// Raw scores (before normalisation) and matched word counts of every document.
-    pub(super) fn raw_scores(&self, q: &Query) -> (Vec<f64>, Vec<u32>) {
-        let mut total = vec![0.0f64; self.n_docs];
-        let mut words = vec![0u32; self.n_docs];
-        let mut best = vec![0.0f64; self.n_docs];
-        let mut describes = vec![false; self.n_docs];
-        let mut touched: Vec<u32> = Vec::new();
-        for slot in &q.slots {
-            for alt in &slot.alts {
-                let idf = alt.factor * self.alt_idf(slot, alt);
-                self.docs
-                    .each(self.range(alt.term), &self.sat, |d, m, sat| {
-                        let c = idf * f64::from(sat);
-                        if best[d] == 0.0 {
-                            touched.push(d as u32);
-                        }
-                        if c > best[d] {
-                            best[d] = c;
-                        }
-                        describes[d] |= m;
-                    });
-            }
-            for &d in &touched {
-                let d = d as usize;
-                total[d] += slot.weight * best[d];
-                if slot.word {
-                    words[d] += if describes[d] { DESCRIBING_WORD } else { 1 };
+/// Raw scores (before normalisation) and matched word counts of every document of `s`.
+pub(super) fn raw_scores<S: Statistics>(s: &S, q: &Query) -> (Vec<f64>, Vec<u32>) {
+    let n = s.doc_bound();
+    let mut total = vec![0.0f64; n];
+    let mut words = vec![0u32; n];
+    let mut best = vec![0.0f64; n];
+    let mut describes = vec![false; n];
+    let mut touched: Vec<u32> = Vec::new();
+    for slot in &q.slots {
+        for alt in &slot.alts {
+            let idf = alt.idf;
+            s.each_posting(alt.term, |d, m, sat| {
+                let c = idf * f64::from(sat);
+                if best[d] == 0.0 {
+                    touched.push(d as u32);
                 }
-                best[d] = 0.0;
-                describes[d] = false;
-            }
-            touched.clear();
+                if c > best[d] {
+                    best[d] = c;
+                }
+                describes[d] |= m;
+            });
         }
-        (total, words)
+        for &d in &touched {
+            let d = d as usize;
+            add_slot(slot, best[d], describes[d], &mut total[d], &mut words[d]);
+            best[d] = 0.0;
+            describes[d] = false;
+        }
+        touched.clear();
     }
+    (total, words)
+}
 
-    /// Score of a document: `(score, coverage, evidence factor, sort key)`. `raw` is the sum of
-    /// its slot scores, `pair` that of the pairs it holds, `words` counts the request words it
-    /// matched, plus [`DESCRIBING_WORD`] - 1 for each matched in a describing field.
-    ///
-    /// Coverage is `(raw + pair) / max`, capped at 1; the sort key is the same value uncapped
-    /// (times the evidence factor), so that the rare skills past the cap keep their order.
-    pub(super) fn finalise(
-        &self,
-        q: &Query,
-        raw: f64,
-        pair: f64,
-        words: u32,
-    ) -> (f64, f64, f64, f64) {
-        finalise_with(&self.params, q.max, q.words, raw, pair, words)
+/// Score of a document: `(score, coverage, evidence factor, sort key)`. `raw` is the sum of
+/// its slot scores, `pair` that of the pairs it holds, `words` counts the request words it
+/// matched, plus [`DESCRIBING_WORD`] - 1 for each matched in a describing field.
+///
+/// Coverage is `(raw + pair) / max`, capped at 1; the sort key is the same value uncapped
+/// (times the evidence factor), so that the rare skills past the cap keep their order.
+pub(super) fn finalise(
+    params: &Params,
+    q: &Query,
+    raw: f64,
+    pair: f64,
+    words: u32,
+) -> (f64, f64, f64, f64) {
+    let describing = words / DESCRIBING_WORD;
+    let all = describing + words % DESCRIBING_WORD;
+    let share = if q.max > 0.0 {
+        ((raw + pair) / q.max).max(0.0)
+    } else {
+        0.0
+    };
+    let coverage = share.min(1.0);
+    let evidence = if q.words >= 2 && (all <= 1 || describing == 0) {
+        params.single_word_factor
+    } else {
+        1.0
+    };
+    (coverage * evidence, coverage, evidence, share * evidence)
+}
+
+/// The order of results: sort key (higher first), then priority (higher first), then skill
+/// path. `a` and `b` are (document, sort key).
+#[inline]
+pub(super) fn order<S: Statistics>(s: &S, a: (usize, f64), b: (usize, f64)) -> Ordering {
+    b.1.partial_cmp(&a.1)
+        .unwrap_or(Ordering::Equal)
+        .then_with(|| s.priority(b.0).cmp(&s.priority(a.0)))
+        .then_with(|| s.path(a.0).cmp(s.path(b.0)))
+}
+
+/// The documents of `s` matching `q`, best first ([`order`]), at most `limit`: (document,
+/// score normalised to 0..=1).
+pub(super) fn rank<S: Statistics>(s: &S, q: &Query, limit: usize) -> Vec<(usize, f64)> {
+    if q.slots.is_empty() || limit == 0 {
+        return Vec::new();
     }
-
-    /// Whether `doc` holds vocabulary term `term`.
-    pub(super) fn has_term(&self, term: u32, doc: usize) -> bool {
-        self.find_posting(term, doc).is_some()
+    let params = s.params();
+    let (raw, words) = raw_scores(s, q);
+    let mut out: Vec<(usize, f64)> = Vec::new();
+    let mut key = vec![0.0f64; raw.len()];
+    for (d, (&r, &w)) in raw.iter().zip(&words).enumerate() {
+        if r > 0.0 {
+            let (score, _, _, k) = finalise(params, q, r, 0.0, w);
+            key[d] = k;
+            out.push((d, score));
+        }
     }
+    if !q.pairs.is_empty() && q.max > 0.0 {
+        // A skill gains at most `bound` from pairs: only those that could then reach the
+        // `limit` best are looked at (exact: the others stay below them).
+        let bound: f64 = q.pairs.iter().map(|p| p.weight).sum::<f64>() / q.max;
+        let threshold = if out.len() > limit {
+            let mut keys: Vec<f64> = out.iter().map(|s| key[s.0]).collect();
+            let (_, kth, _) = keys.select_nth_unstable_by(limit - 1, |a, b| {
+                b.partial_cmp(a).unwrap_or(Ordering::Equal)
+            });
+            *kth
+        } else {
+            f64::NEG_INFINITY
+        };
+        let mut pairs = PairScorer::new(s, q);
+        for o in &mut out {
+            let d = o.0;
+            if words[d] / DESCRIBING_WORD < 2 || key[d] + bound < threshold {
+                continue;
+            }
+            let pair = pairs.score(s, q, d);
+            if pair > 0.0 {
+                let (score, _, _, k) = finalise(params, q, raw[d], pair, words[d]);
+                o.1 = score;
+                key[d] = k;
+            }
+        }
+    }
+    let cmp = |a: &(usize, f64), b: &(usize, f64)| order(s, (a.0, key[a.0]), (b.0, key[b.0]));
+    if out.len() > limit {
+        out.select_nth_unstable_by(limit - 1, cmp);
+        out.truncate(limit);
+    }
+    out.sort_by(cmp);
+    out
+}
 
+/// The request words (as written) `doc` matched, directly or through an expansion.
+pub(super) fn matched<S: Statistics>(s: &S, q: &Query, doc: usize) -> Vec<String> {
+    q.slots
+        .iter()
+        .filter(|slot| slot.alts.iter().any(|a| s.has_term(a.term, doc)))
+        .map(|slot| slot.surface.clone())
+        .collect()
+}
+
+impl SearchIndex {
     /// Best first, scores normalised to 0..=1, at most `limit`.
     ///
     /// Ties are broken by priority (higher first), then skill path. Documents matching no
     /// request term are not returned. `matched` lists the request words (as written) the skill
     /// matched, directly or through an expansion.
     pub fn search(&self, query: &str, limit: usize) -> Vec<Scored> {
-        let q = self.prepare(query);
-        if q.slots.is_empty() || limit == 0 {
-            return Vec::new();
-        }
-        let (raw, words) = self.raw_scores(&q);
-        let mut out: Vec<Scored> = Vec::new();
-        let mut key = vec![0.0f64; self.n_docs];
-        for (d, (&r, &w)) in raw.iter().zip(&words).enumerate() {
-            if r > 0.0 {
-                let (score, _, _, k) = self.finalise(&q, r, 0.0, w);
-                key[d] = k;
-                out.push(Scored {
-                    doc: d,
-                    score,
-                    matched: Vec::new(),
-                });
-            }
-        }
-        if !q.pairs.is_empty() && q.max > 0.0 {
-            // A skill gains at most `bound` from pairs: only those that could then reach the
-            // `limit` best are looked at (exact: the others stay below them).
-            let bound: f64 = q.pairs.iter().map(|p| p.weight).sum::<f64>() / q.max;
-            let threshold = if out.len() > limit {
-                let mut keys: Vec<f64> = out.iter().map(|s| key[s.doc]).collect();
-                let (_, kth, _) = keys.select_nth_unstable_by(limit - 1, |a, b| {
-                    b.partial_cmp(a).unwrap_or(Ordering::Equal)
-                });
-                *kth
-            } else {
-                f64::NEG_INFINITY
-            };
-            let keys = Self::pair_keys(&q);
-            let mut mask = vec![0u64; self.term_ends.len().div_ceil(64)];
-            for t in q.pairs.iter().flat_map(|p| p.terms) {
-                mask[t as usize / 64] |= 1 << (t % 64);
-            }
-            let mut scratch = (Vec::new(), Vec::new());
-            for s in &mut out {
-                let d = s.doc;
-                if words[d] / DESCRIBING_WORD < 2 || key[d] + bound < threshold {
-                    continue;
-                }
-                let pair = self.doc_pairs(&q, &keys, &mask, d, &mut scratch);
-                if pair > 0.0 {
-                    let (score, _, _, k) = self.finalise(&q, raw[d], pair, words[d]);
-                    s.score = score;
-                    key[d] = k;
-                }
-            }
-        }
-        let cmp = |a: &Scored, b: &Scored| {
-            key[b.doc]
-                .partial_cmp(&key[a.doc])
-                .unwrap_or(Ordering::Equal)
-                .then_with(|| self.priority[b.doc].cmp(&self.priority[a.doc]))
-                .then_with(|| self.paths[a.doc].cmp(&self.paths[b.doc]))
-        };
-        if out.len() > limit {
-            out.select_nth_unstable_by(limit - 1, cmp);
-            out.truncate(limit);
-        }
-        out.sort_by(cmp);
-        for s in &mut out {
-            s.matched = q
-                .slots
-                .iter()
-                .filter(|slot| slot.alts.iter().any(|a| self.has_term(a.term, s.doc)))
-                .map(|slot| slot.surface.clone())
-                .collect();
-        }
-        out
+        let q = prepare(self, query);
+        rank(self, &q, limit)
+            .into_iter()
+            .map(|(doc, score)| Scored {
+                doc,
+                score,
+                matched: matched(self, &q, doc),
+            })
+            .collect()
     }
 }

@@ -108,6 +108,21 @@ fn same_as_rebuild(files: &[(String, Vec<u8>)], path: &str, draft: &str, request
             assert_eq!(r.score, 0.0);
         }
     }
+    // A small limit bounds the skills listed above the draft, never the count of matches
+    // (also when the draft matches nothing).
+    let short = index
+        .score_draft(path, draft.as_bytes(), &requests, 2)
+        .unwrap();
+    for (r, all) in short.requests.iter().zip(&ranking.requests) {
+        assert_eq!(r.matching, all.matching, "matching for {:?}", r.request);
+        assert_eq!(r.rank, all.rank, "rank for {:?}", r.request);
+        assert_eq!(
+            r.above.len(),
+            all.above.len().min(2),
+            "above for {:?}",
+            r.request
+        );
+    }
 }
 
 const NEW_AGENT_SKILL: &str = "---\nname: csv-cleaner\ndescription: Clean messy CSV files and fix encodings, delimiters and quoting, then validate the columns.\nkeywords: [csv, spreadsheet, data cleaning]\n---\n# CSV cleaner\n\nUse pandas to load the file.\n\n## Validate columns\n";

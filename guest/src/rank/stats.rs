@@ -1,0 +1,149 @@
+//! The collection statistics the scorer reads, behind one trait.
+//!
+//! The scorer ([`super::score`]) reads a collection only through [`Statistics`], as tantivy's
+//! BM25 weight reads a `Bm25StatisticsProvider`: the number of skills, each term's document
+//! frequency, the vocabulary (for prefix and typo alternatives), the postings with their
+//! saturated frequencies, and what pairs and the ordering need of each skill. Two collections
+//! provide them:
+//!
+//! - [`SearchIndex`] (here): everything precomputed at build time, the saturated frequency of
+//!   each posting included (the field weights, `b` and the mean field lengths are folded into
+//!   it), so a search reads flat arrays;
+//! - [`super::WithDraft`]: the index with a draft skill added (or replacing the skill of its
+//!   path), its statistics derived from the index's on the fly.
+//!
+//! So a search and a draft's ranking are the same code over two providers.
+
+use super::*;
+
+/// What the scorer reads of a collection.
+///
+/// Terms are numbered below [`Statistics::term_bound`], documents below
+/// [`Statistics::doc_bound`] (a number a provider never gives a posting is simply not a
+/// document of the collection).
+pub trait Statistics {
+    /// The ranking parameters.
+    fn params(&self) -> &Params;
+    /// Number of skills in the collection (`N` of the idf).
+    fn n_docs(&self) -> usize;
+    /// Documents are numbered below this.
+    fn doc_bound(&self) -> usize;
+    /// Terms are numbered below this.
+    fn term_bound(&self) -> usize;
+    /// Text of term `t`.
+    fn term(&self, t: u32) -> &str;
+    /// Number of term `text`, if some skill of the collection has it.
+    fn term_id(&self, text: &str) -> Option<u32>;
+    /// Number of skills that have term `t`.
+    fn df(&self, t: u32) -> usize;
+    /// `f(t)` for every term of the collection that `text` is a strict prefix of, in
+    /// vocabulary order.
+    fn each_extension(&self, text: &str, f: impl FnMut(u32));
+    /// `f(t)` for every typo candidate: a term at least two skills have, `lens` bytes long.
+    fn each_typo_candidate(&self, lens: std::ops::RangeInclusive<usize>, f: impl FnMut(u32));
+    /// `f(doc, describes, sat)` for every skill that has term `t`: whether it has it in a
+    /// field that describes it (name, keywords, description, hints, path), and its saturated
+    /// frequency `tf~ / (k1 + tf~)` (see the module docs of [`super`]).
+    fn each_posting(&self, t: u32, f: impl FnMut(usize, bool, f32));
+    /// Whether document `doc` has term `t`.
+    fn has_term(&self, t: u32, doc: usize) -> bool;
+    /// The terms of `doc`'s name, a break (`u32::MAX`), those of its description (for pairs).
+    fn seq(&self, doc: usize) -> &[u32];
+    fn priority(&self, doc: usize) -> i32;
+    fn path(&self, doc: usize) -> &str;
+
+    /// `idf(t)` in this collection.
+    #[inline]
+    fn idf(&self, t: u32) -> f64 {
+        idf_of(self.n_docs(), self.df(t))
+    }
+
+    /// idf of a term no skill of the collection has.
+    fn unseen_idf(&self) -> f64 {
+        idf_of(self.n_docs(), 0)
+    }
+}
+
+impl Statistics for SearchIndex {
+    #[inline]
+    fn params(&self) -> &Params {
+        &self.params
+    }
+
+    #[inline]
+    fn n_docs(&self) -> usize {
+        self.n_docs
+    }
+
+    #[inline]
+    fn doc_bound(&self) -> usize {
+        self.n_docs
+    }
+
+    #[inline]
+    fn term_bound(&self) -> usize {
+        self.term_ends.len()
+    }
+
+    #[inline]
+    fn term(&self, t: u32) -> &str {
+        SearchIndex::term(self, t)
+    }
+
+    #[inline]
+    fn term_id(&self, text: &str) -> Option<u32> {
+        SearchIndex::term_id(self, text)
+    }
+
+    #[inline]
+    fn df(&self, t: u32) -> usize {
+        self.range(t).len()
+    }
+
+    fn each_extension(&self, text: &str, mut f: impl FnMut(u32)) {
+        let start = self.term_lower_bound(text);
+        for id in start..self.term_ends.len() as u32 {
+            let term = SearchIndex::term(self, id);
+            if !term.starts_with(text) {
+                break;
+            }
+            if term != text {
+                f(id);
+            }
+        }
+    }
+
+    fn each_typo_candidate(&self, lens: std::ops::RangeInclusive<usize>, mut f: impl FnMut(u32)) {
+        for len in lens {
+            for &id in self.typo_by_len.get(len).map_or(&[][..], |v| v.as_slice()) {
+                f(id);
+            }
+        }
+    }
+
+    #[inline]
+    fn each_posting(&self, t: u32, f: impl FnMut(usize, bool, f32)) {
+        self.docs.each(self.range(t), &self.sat, f);
+    }
+
+    #[inline]
+    fn has_term(&self, t: u32, doc: usize) -> bool {
+        self.find_posting(t, doc).is_some()
+    }
+
+    #[inline]
+    fn seq(&self, doc: usize) -> &[u32] {
+        let start = if doc == 0 { 0 } else { self.seq_ends[doc - 1] };
+        &self.seq[start as usize..self.seq_ends[doc] as usize]
+    }
+
+    #[inline]
+    fn priority(&self, doc: usize) -> i32 {
+        self.priority[doc]
+    }
+
+    #[inline]
+    fn path(&self, doc: usize) -> &str {
+        &self.paths[doc]
+    }
+}
