@@ -586,3 +586,161 @@ async fn every_listed_corpus_skill_follows_the_rules() {
     assert!(checked.pages <= 10, "{}", checked.pages);
     client.cancel().await.unwrap();
 }
+
+/// What [`served_names_agree`] compared.
+struct NamesCompared {
+    skills: usize,
+    listed: usize,
+    /// Not served: no name, or another skill's ext path.
+    left_out: usize,
+    /// Named by the engine as check-skill names it, left out by the host for its size.
+    too_large: usize,
+}
+
+/// For every skill of `root`: the name `check-skill` gives its file (what the editor and the
+/// JS package's `checkSkill` show) is the name `skills/list` serves it under; a skill
+/// `skills/list` does not serve has no name, a finding that says it was left out (its ext path
+/// is another skill's), or is over the host's size limits with the engine naming it the same.
+/// One index build: the server's; the checks are one-file builds.
+async fn served_names_agree(root: &Path) -> NamesCompared {
+    let server = server(root);
+    let catalog = server.catalog().clone();
+    let client = connect(server).await;
+    let served: BTreeMap<String, String> = client
+        .list_all_skills()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|s| {
+            let path = s.meta.as_ref().unwrap().0["io.github.skills-mcp/skill-path"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let name = serde_json::to_value(&s.frontmatter).unwrap()["name"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            assert_eq!(final_segment(&s.uri), Some(name.as_str()), "{}", s.uri);
+            (path, name)
+        })
+        .collect();
+    client.cancel().await.unwrap();
+    tokio::task::block_in_place(|| {
+        let left_out: HashSet<String> = catalog
+            .diagnostics()
+            .unwrap()
+            .into_iter()
+            .filter(|d| d.message.contains("left out of the Skills extension"))
+            .map(|d| d.path)
+            .collect();
+        // The engine's list (its names), and the skills the host leaves out for their size
+        // (over 512 files or 16 MiB, docs/skills-extension.md).
+        let engine_names: BTreeMap<String, String> = catalog
+            .extension_skills()
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.skill_path, e.name))
+            .collect();
+        let too_large = |skill_path: &str| {
+            let files = catalog.manifest(skill_path).unwrap();
+            files.len() > 512 || files.iter().map(|f| f.size).sum::<u64>() > 16 << 20
+        };
+        let skills = catalog.skills().unwrap();
+        let mut problems = Vec::new();
+        let mut too_large_count = 0;
+        let mut listed = 0;
+        for s in &skills {
+            let bytes = catalog.read_file(s.root, &s.file, 16 << 20).unwrap();
+            let check = catalog.check_skill(&s.file, &bytes, &[]).unwrap();
+            let checked_path = check.skill.as_ref().map(|c| c.skill_path.as_str());
+            if checked_path != Some(s.skill_path.as_str()) {
+                problems.push(format!(
+                    "{}: check-skill says skill path {checked_path:?} ({} bytes): {:?}",
+                    s.file,
+                    bytes.len(),
+                    check.diagnostics
+                ));
+                continue;
+            }
+            let engine_name = engine_names.get(&s.skill_path);
+            if served.contains_key(&s.skill_path) && served.get(&s.skill_path) != engine_name {
+                problems.push(format!(
+                    "{}: skills/list serves {:?}, extension-skills says {engine_name:?}",
+                    s.skill_path,
+                    served.get(&s.skill_path)
+                ));
+            }
+            match (served.get(&s.skill_path), &check.served_name) {
+                (Some(name), Some(checked)) if name == checked => listed += 1,
+                (None, None) => {}
+                (None, Some(_)) if left_out.contains(&s.file) => {}
+                (None, Some(checked))
+                    if engine_name == Some(checked) && too_large(&s.skill_path) =>
+                {
+                    too_large_count += 1
+                }
+                (served, checked) => problems.push(format!(
+                    "{}: skills/list serves {served:?}, check-skill says {checked:?}",
+                    s.skill_path
+                )),
+            }
+        }
+        assert!(
+            problems.is_empty(),
+            "{} of {} skills disagree:\n{}",
+            problems.len(),
+            skills.len(),
+            problems.join("\n")
+        );
+        assert_eq!(listed, served.len(), "every served skill was compared");
+        NamesCompared {
+            skills: skills.len(),
+            listed,
+            left_out: skills.len() - listed - too_large_count,
+            too_large: too_large_count,
+        }
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_skill_gives_the_name_skills_list_serves() {
+    within(async {
+        let started = Instant::now();
+        let bundled = served_names_agree(&bundled_skills()).await;
+        assert_eq!(
+            (bundled.left_out, bundled.too_large),
+            (0, 0),
+            "every bundled skill is served"
+        );
+        assert!(bundled.skills >= 12, "{}", bundled.skills);
+        eprintln!(
+            "bundled: {} skills, the same name for each, in {:?}",
+            bundled.skills,
+            started.elapsed()
+        );
+        let corpus = std::env::var_os("SKILLS_CORPUS")
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| {
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/corpora/combined")
+            });
+        if !corpus.is_dir() {
+            eprintln!(
+                "note: no corpus at {} (set SKILLS_CORPUS): the combined corpus is not compared",
+                corpus.display()
+            );
+            return;
+        }
+        let started = Instant::now();
+        let c = served_names_agree(&corpus).await;
+        assert!(c.skills > 2600, "{}", c.skills);
+        eprintln!(
+            "corpus: {} skills, {} served under check-skill's name, {} left out (no name, or another skill's path), {} over the size limits, in {:?}",
+            c.skills,
+            c.listed,
+            c.left_out,
+            c.too_large,
+            started.elapsed()
+        );
+    })
+    .await
+}

@@ -304,6 +304,7 @@ impl x::GuestIndex for IndexResource {
             .map(|s| t::ExtensionSkill {
                 skill_path: s.skill_path,
                 ext_path: s.ext_path,
+                name: s.name,
             })
             .collect()
     }

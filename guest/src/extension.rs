@@ -5,7 +5,11 @@
 //! # Paths and names
 //! A skill is listed as `skill://<ext-path>/SKILL.md`, and the last segment of `<ext-path>` is
 //! its `name`, which satisfies the Agent Skills naming rule ([`is_valid_name`]: 1-64 characters
-//! of `a-z`, `0-9` and `-`, no leading, trailing or double `-`). The ext path of a skill is:
+//! of `a-z`, `0-9` and `-`, no leading, trailing or double `-`). [`candidate`] is the one rule
+//! that decides it, and [`served_name`] its name part: the extension's map, the served
+//! `SKILL.md`, `check-skill` (what editors show), the index's name findings and, through the
+//! `name` of `extension-skill`, the host all take the name from there. The ext path of a skill
+//! is:
 //! - for the category nodes, their folder: `<dir>/_index` -> `<dir>` (`api/_index` is
 //!   `skill://api/SKILL.md`, name `api`); `_root` -> `root`; a top-level `_index` -> `index`;
 //! - for any other skill, its skill path;
@@ -36,13 +40,37 @@ pub const NAME_MAX: usize = 64;
 /// The Agent Skills naming rule: 1-64 characters of `a-z`, `0-9` and `-`, no leading, trailing
 /// or consecutive `-`.
 pub fn is_valid_name(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= NAME_MAX
-        && s.bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-        && !s.starts_with('-')
-        && !s.ends_with('-')
-        && !s.contains("--")
+    name_problems(s).is_empty()
+}
+
+/// What in `name` breaks the Agent Skills naming rule, one message per broken part (empty when
+/// `name` is valid): the rule [`is_valid_name`] applies, worded for an author.
+pub fn name_problems(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let len = name.chars().count();
+    if len == 0 {
+        out.push("`name` is empty".to_owned());
+    }
+    if len > NAME_MAX {
+        out.push(format!(
+            "`name` is {len} characters; the Agent Skills format allows at most {NAME_MAX}"
+        ));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+    {
+        out.push(format!(
+            "`name` `{name}` should use only lowercase letters a-z, digits and `-` (Agent Skills format)"
+        ));
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        out.push(format!("`name` `{name}` should not start or end with `-`"));
+    }
+    if name.contains("--") {
+        out.push(format!("`name` `{name}` should not contain `--`"));
+    }
+    out
 }
 
 /// A valid name made from `segment`: lowercased, every run of characters outside `a-z0-9` one
@@ -103,6 +131,13 @@ pub fn candidate(skill_path: &str) -> Result<(String, Kind), String> {
             "`{last}` is not a valid skill name (1-64 of a-z, 0-9 and single `-`) and none can be derived from it"
         )),
     }
+}
+
+/// The `name` the Skills extension serves for the skill at `skill_path` (the last segment of its
+/// [`candidate`] ext path), or why it has none. Within an index, a skill whose ext path another
+/// skill wins is left out ([`ExtensionMap`]); a listed skill is always served under this name.
+pub fn served_name(skill_path: &str) -> Result<String, String> {
+    candidate(skill_path).map(|(ext, _)| name_of(&ext).to_owned())
 }
 
 /// Where the extension lists each skill of an index.
@@ -362,6 +397,34 @@ mod tests {
         for p in ["a/b", "_root", "api/_index", "Weird Name!", "-x-"] {
             let (ext, _) = candidate(p).unwrap();
             assert!(is_valid_name(name_of(&ext)), "{p} -> {ext}");
+        }
+    }
+
+    #[test]
+    fn served_names_are_the_last_segment_of_the_ext_path() {
+        for (path, name) in [
+            ("api/_index", "api"),
+            ("_root", "root"),
+            ("_index", "index"),
+            ("ui/react/_index", "react"),
+            ("ui/react/auth", "auth"),
+            ("tools/pdf", "pdf"),
+            ("x/capsule_crm-automation", "capsule-crm-automation"),
+            ("My_Dir/_index", "my-dir"),
+        ] {
+            assert_eq!(served_name(path).as_deref(), Ok(name), "{path}");
+        }
+        assert!(served_name("x/日本").is_err());
+    }
+
+    #[test]
+    fn name_problems_name_each_broken_part() {
+        assert!(name_problems("pdf-tools").is_empty());
+        assert_eq!(name_problems("").len(), 1);
+        assert_eq!(name_problems("-Bad--").len(), 3);
+        assert!(name_problems(&"a".repeat(65))[0].contains("at most 64"));
+        for bad in ["", "A", "a_b", "-a", "a--b", &"a".repeat(65)] {
+            assert!(!is_valid_name(bad), "{bad}");
         }
     }
 

@@ -220,6 +220,8 @@ pub struct ExtensionSkill {
     pub skill_path: String,
     /// Its path in the extension: `skill://<ext-path>/SKILL.md`; the last segment is its name.
     pub ext_path: String,
+    /// Its `name` there ([`crate::extension::served_name`]).
+    pub name: String,
 }
 
 /// The `SKILL.md` the Skills extension serves for a skill, and its frontmatter.

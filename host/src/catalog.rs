@@ -42,8 +42,8 @@ use crate::runtime::{
     AssetInfo, AssetLocation, Catalogue, Diagnostic, EngineConfig, EngineError, EngineErrorKind,
     Entry, EntryKind, Explanation, ExtensionSkill, FileData, FileReport, FileSource, Guest,
     GuestTrap, IndexHandle, ManifestFile, NoFiles, ResolvedSkill, RouteOutcome, Runtime,
-    RuntimeOptions, SearchHit, ServedSkillMd, Severity, SizeError, SkillInfo, SkillSummary,
-    TreeNode, WalkPolicy,
+    RuntimeOptions, SearchHit, ServedSkillMd, Severity, SizeError, SkillCheck, SkillInfo,
+    SkillSummary, TreeNode, WalkPolicy,
 };
 
 /// Default largest asset served (`assets.max_size_bytes`).
@@ -414,6 +414,18 @@ impl Catalog {
     /// Every file of a skill, `SKILL.md` first.
     pub fn manifest(&self, skill_path: &str) -> anyhow::Result<Vec<ManifestFile>> {
         self.with_index(|g, i| g.manifest(i, skill_path))
+    }
+
+    /// Check one skill file from its bytes with the engine's `check-skill` (what editors run):
+    /// `path` relative to its root, `listing` the root's entries when known (may be empty).
+    pub fn check_skill(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        listing: &[Entry],
+    ) -> anyhow::Result<SkillCheck> {
+        let config = self.inner.options.engine;
+        self.with_index(|g, _| g.check_skill(&config, path, bytes, listing))
     }
 
     /// Every skill the Skills extension lists (with its path there), sorted by that path.

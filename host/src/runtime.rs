@@ -43,6 +43,7 @@ pub use bindings::skills_mcp::engine::types::{
 
 use bindings::SkillsEngine;
 use bindings::SkillsEnginePre;
+pub use bindings::exports::skills_mcp::engine::engine::SkillCheck;
 
 impl Default for EngineConfig {
     /// The spec's defaults with the default ranking.
@@ -724,6 +725,21 @@ impl Guest {
     /// `text` on one line, at most `limit` characters (the engine's rule for listings).
     pub fn shorten(&mut self, text: &str, limit: u32) -> anyhow::Result<String> {
         self.engine_call("shorten", |s, e| e.call_shorten(s, text, limit))
+    }
+
+    /// Editors' check of one skill file from its bytes (`check-skill`): the findings an index
+    /// build gives it and the name the Skills extension serves it under.
+    pub fn check_skill(
+        &mut self,
+        config: &EngineConfig,
+        path: &str,
+        bytes: &[u8],
+        listing: &[Entry],
+    ) -> anyhow::Result<SkillCheck> {
+        let r = self.engine_call("check-skill", |s, e| {
+            e.call_check_skill(s, *config, path, bytes, listing)
+        });
+        self.typed(&format!("checking the skill file {path:?}"), r)
     }
 
     /// A new, empty index.

@@ -155,7 +155,7 @@ function render(text, { check, ranking, rankError, error }) {
   };
   if (check?.skill) {
     add('skill path', check.skill.skillPath);
-    add('name (Skills extension)', check.servedName ?? '(not served: no URI-safe name)');
+    add('name (Skills extension)', check.servedName ?? '(not served: no valid name can be made from its path; see the findings)');
     add('description', check.servedDescription ?? '');
     add('keywords', check.skill.keywords.join(', '));
   } else if (check) add('not a skill', 'fix the errors above');

@@ -16,7 +16,11 @@ export const DEFAULT_CONFIG = Object.freeze({
   maxResults: 3,
 });
 
-/** An error the engine reported (`kind` is the WIT `error` case), or a trap (`kind: 'trap'`). */
+/**
+ * An error the engine reported (`kind` is the WIT `error` case), a trap (`kind: 'trap'`), or a
+ * call to an export the loaded engine does not have (`kind: 'missing-export'`: the package and
+ * `dist/engine` do not match; nothing ran and nothing is restarted).
+ */
 export class EngineError extends Error {
   constructor(kind, message, detail) {
     super(message);
@@ -50,6 +54,21 @@ function engineError(e) {
     return new EngineError(p.tag, message, p.tag === 'too-large' ? val : undefined);
   }
   return null;
+}
+
+/** Thrown by `exported` before any engine code runs; `_call` turns it into an EngineError. */
+class MissingExport extends Error {
+  constructor(name) {
+    super(`the engine has no export \`${name}\` (js/dist/engine does not match js/src: run \`npm run build\`)`);
+    this.name = 'MissingExport';
+  }
+}
+
+/** The function `name` of `target` (engine exports or an index handle), bound to it. */
+function exported(target, name) {
+  const f = target == null ? undefined : target[name];
+  if (typeof f !== 'function') throw new MissingExport(name);
+  return f.bind(target);
 }
 
 function toBytes(data) {
@@ -86,8 +105,9 @@ async function loadCoreModules() {
 /**
  * Load the engine: compile its core modules once and make an instance.
  * @param {{ onStderr?: (line: string) => void, onRestart?: (why: Error) => void,
- *   wrapFiles?: (read: Function) => Function }} [options] `wrapFiles` is for tests: it wraps
- *   the engine's `files.read` import (to inject faults past the package's own guard).
+ *   wrapFiles?: (read: Function) => Function, wrapExports?: (exports: object) => object }} [options]
+ *   `wrapFiles` and `wrapExports` are for tests: they wrap the engine's `files.read` import (to
+ *   inject faults past the package's own guard) and the exports of each new instance.
  */
 export async function loadEngine(options = {}) {
   const modules = await loadCoreModules();
@@ -129,7 +149,8 @@ export class Engine {
     imports['skills-mcp:engine/files'] = files;
     imports['skills-mcp:engine/files@0.1.0'] = files;
     const instance = instantiate((name) => this.#modules[name], imports);
-    this.#exports = instance.engine ?? instance['skills-mcp:engine/engine@0.1.0'] ?? instance['skills-mcp:engine/engine'];
+    const exports = instance.engine ?? instance['skills-mcp:engine/engine@0.1.0'] ?? instance['skills-mcp:engine/engine'];
+    this.#exports = this.#options.wrapExports ? this.#options.wrapExports(exports) : exports;
     this.#generation += 1;
   }
 
@@ -146,6 +167,8 @@ export class Engine {
     try {
       return plain(f(this.#exports));
     } catch (e) {
+      // Found missing before the engine ran: a mismatch of package and build, not a trap.
+      if (e instanceof MissingExport) throw new EngineError('missing-export', e.message);
       const known = engineError(e);
       if (known) throw known;
       // A trap, or an exception that unwound through the engine (its state is then
@@ -162,12 +185,12 @@ export class Engine {
 
   /** How hosts must walk a root (numbers). */
   walkPolicy() {
-    return this._call(null, (x) => x.getWalkPolicy());
+    return this._call(null, (x) => exported(x, 'getWalkPolicy')());
   }
 
   /** Check a relative file argument; returns it, or throws `invalid-path`. */
   validateRelativePath(path) {
-    return this._call(null, (x) => x.validateRelativePath(path));
+    return this._call(null, (x) => exported(x, 'validateRelativePath')(path));
   }
 
   /**
@@ -179,7 +202,7 @@ export class Engine {
   checkSkill(path, contents, options = {}) {
     const bytes = toBytes(contents);
     const listing = toEntries(options.listing ?? []);
-    return this._call(null, (x) => x.checkSkill(toConfig(options.config), path, bytes, listing));
+    return this._call(null, (x) => exported(x, 'checkSkill')(toConfig(options.config), path, bytes, listing));
   }
 
   /**
@@ -223,16 +246,19 @@ export class Index {
   #build() {
     this.readErrors = [];
     this.#handle = null;
-    const handle = this.#engine._call(this, (x) => new x.Index(this.#config));
+    const handle = this.#engine._call(this, (x) => {
+      if (typeof x?.Index !== 'function') throw new MissingExport('Index');
+      return new x.Index(this.#config);
+    });
     this.#generation = this.#engine._generation;
     this.#roots.forEach((root, id) => {
-      const wanted = this.#engine._call(this, () => handle.addRoot(root.name, toEntries(root.entries)));
+      const wanted = this.#engine._call(this, () => exported(handle, 'addRoot')(root.name, toEntries(root.entries)));
       let batch = [];
       let size = 0;
       const flush = () => {
         if (batch.length) {
           const files = batch;
-          this.#engine._call(this, () => handle.addFiles(id, files));
+          this.#engine._call(this, () => exported(handle, 'addFiles')(id, files));
         }
         batch = [];
         size = 0;
@@ -252,58 +278,63 @@ export class Index {
       }
       flush();
     });
-    this.#engine._call(this, () => handle.finish());
+    this.#engine._call(this, () => exported(handle, 'finish')());
     this.#handle = handle;
   }
 
-  #call(f) {
+  /** Call the export `name` of this index's handle with `args` (rebuilt first after a trap). */
+  #call(name, ...args) {
     if (this.#handle === null || this.#generation !== this.#engine._generation) this.#build();
     const handle = this.#handle;
-    return this.#engine._call(this, () => f(handle));
+    return this.#engine._call(this, () => exported(handle, name)(...args));
   }
 
   /** Number of skills. */
-  get size() { return this.#call((h) => h.len()); }
+  get size() { return this.#call('len'); }
   /** Ranked results, best first: `{skillPath, name, description, score, matched}`. */
-  search(query, limit = 10) { return this.#call((h) => h.search(query, limit)); }
+  search(query, limit = 10) { return this.#call('search', query, limit); }
   /** Per-field, per-term account of one skill's score for a query. */
-  explain(query, skillPath) { return this.#call((h) => h.explain(query, skillPath)); }
+  explain(query, skillPath) { return this.#call('explain', query, skillPath); }
   /** Route a request: `{outcome: 'no-match'}`, `{outcome: 'ambiguous', candidates}` or `{outcome: 'matched', hit}`. */
   route(context) {
-    const o = this.#call((h) => h.route(context));
+    const o = this.#call('route', context);
     if (o.tag === 'matched') return { outcome: 'matched', hit: o.val };
     if (o.tag === 'ambiguous') return { outcome: 'ambiguous', candidates: o.val };
     return { outcome: 'no-match' };
   }
   /** Content with inheritance applied, and every asset and script. */
-  resolve(skillPath) { return this.#call((h) => h.resolve(skillPath)); }
+  resolve(skillPath) { return this.#call('resolve', skillPath); }
   /** One skill by skill path or unique name. */
-  get(pathOrName) { return this.#call((h) => h.get(pathOrName)); }
+  get(pathOrName) { return this.#call('get', pathOrName); }
   /** Closest skill paths to a mistyped one. */
-  suggest(pathOrName, limit = 3) { return this.#call((h) => h.suggest(pathOrName, limit)); }
+  suggest(pathOrName, limit = 3) { return this.#call('suggest', pathOrName, limit); }
   /** Every skill, sorted by skill path. */
-  skills() { return this.#call((h) => h.skills()); }
+  skills() { return this.#call('skills'); }
   /** A page of `{skillPath, name, description}`. */
-  summaries(start = 0, count = 100) { return this.#call((h) => h.summaries(start, count)); }
+  summaries(start = 0, count = 100) { return this.#call('summaries', start, count); }
   /** The skill tree (flattened; `children` are indexes), optionally below `path`. */
-  list(path) { return this.#call((h) => h.tree(path)); }
+  list(path) { return this.#call('tree', path); }
   /** Which file an asset or script request refers to. */
-  locateAsset(skillPath, file) { return this.#call((h) => h.locateAsset(skillPath, file)); }
+  locateAsset(skillPath, file) { return this.#call('locateAsset', skillPath, file); }
   /** Every file of a skill, `SKILL.md` first. */
-  manifest(skillPath) { return this.#call((h) => h.manifest(skillPath)); }
-  /** The `SKILL.md` the Skills extension serves (generated for a hierarchical skill), as text. */
-  skillMd(skillPath) { return new TextDecoder().decode(this.#call((h) => h.skillMd(skillPath))); }
+  manifest(skillPath) { return this.#call('manifest', skillPath); }
+  /**
+   * The `SKILL.md` the Skills extension serves for a skill (by skill path), as text: the file
+   * with `name` set to the served name (generated for a hierarchical skill).
+   */
+  skillMd(skillPath) {
+    return new TextDecoder().decode(this.#call('extensionSkillMd', skillPath).bytes);
+  }
   /** Every examined file with its findings (what `skills-mcp validate` prints). */
-  lint() { return this.#call((h) => h.reports()); }
+  lint() { return this.#call('reports'); }
   /** Only the findings. */
-  diagnostics() { return this.#call((h) => h.diagnostics()); }
+  diagnostics() { return this.#call('diagnostics'); }
   /**
    * Rank a draft skill among this collection for each request, as if it were added to it
    * (replacing the skill of the same path), without rebuilding it.
    */
   scoreDraft(path, contents, requests, limit = 10) {
-    const bytes = toBytes(contents);
-    return this.#call((h) => h.scoreDraft(path, bytes, requests, limit));
+    return this.#call('scoreDraft', path, toBytes(contents), requests, limit);
   }
 }
 

@@ -128,6 +128,18 @@ test('the skill editor in headless Chromium', { skip: existsSync(chromium) ? fal
     await page.screenshot({ path: shot, fullPage: true });
     console.log(`screenshot: ${shot}`);
 
+    // The name shown is the one the server serves (`skills/list`): category nodes under their
+    // folder, as `check-skill` and the Skills extension both decide it.
+    const servedName = () => page.$eval('#served', (dl) => {
+      const dt = [...dl.querySelectorAll('dt')].find((d) => d.textContent === 'name (Skills extension)');
+      return dt?.nextElementSibling?.textContent;
+    });
+    for (const [file, name] of [['api/_index.md', 'api'], ['_root.md', 'root'], ['ui/react/auth.md', 'auth']]) {
+      await page.select('#start-from', file);
+      assert.equal(await page.$eval('#path', (e) => e.value), file);
+      assert.equal(await servedName(), name, file);
+    }
+
     // The per-keystroke budget on the 2,621-skill corpus.
     if (existsSync(corpus)) {
       const loaded = await page.evaluate(() => window.skillsEditor.loadCollection('/corpus.json'));

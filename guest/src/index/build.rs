@@ -261,7 +261,7 @@ impl Index {
         };
         if let Role::Agent { folder } = role {
             let folder_name = (!folder.is_empty()).then(|| paths::file_name(folder));
-            for problem in name_problems(&name, folder_name) {
+            for problem in name_problems(&name, folder_name, &skill_path) {
                 notes.push(Note::new(fm_line("name"), Severity::Warning, problem));
             }
         }
@@ -654,34 +654,20 @@ pub(super) fn default_hierarchical_name(skill_path: &str) -> String {
     last.to_owned()
 }
 
-/// Agent Skills `name` rules, as messages (empty when the name is valid).
-pub(super) fn name_problems(name: &str, folder: Option<&str>) -> Vec<String> {
-    let mut out = Vec::new();
-    let len = name.chars().count();
-    if len > 64 {
-        out.push(format!(
-            "`name` is {len} characters; the Agent Skills format allows at most 64"
-        ));
-    }
-    if !name
-        .chars()
-        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    {
-        out.push(format!(
-            "`name` `{name}` should use only lowercase letters a-z, digits and `-` (Agent Skills format)"
-        ));
-    }
-    if name.starts_with('-') || name.ends_with('-') {
-        out.push(format!("`name` `{name}` should not start or end with `-`"));
-    }
-    if name.contains("--") {
-        out.push(format!("`name` `{name}` should not contain `--`"));
-    }
+/// Agent Skills `name` rules, as messages (empty when the name is valid): the naming rule
+/// ([`extension::name_problems`]), and a name equal to its folder's; when it differs, the name
+/// the Skills extension serves instead ([`extension::served_name`]).
+pub(super) fn name_problems(name: &str, folder: Option<&str>, skill_path: &str) -> Vec<String> {
+    let mut out = extension::name_problems(name);
     if let Some(folder) = folder
         && folder != name
     {
+        let served = match extension::served_name(skill_path) {
+            Ok(served) => format!("the Skills extension names it `{served}`"),
+            Err(why) => format!("the Skills extension cannot name it: {why}"),
+        };
         out.push(format!(
-            "`name` `{name}` differs from its folder name `{folder}`; the Agent Skills format expects them equal"
+            "`name` `{name}` differs from its folder name `{folder}`; the Agent Skills format expects them equal ({served})"
         ));
     }
     out

@@ -289,6 +289,7 @@ impl Index {
             .map(|(ext, i)| ExtensionSkill {
                 skill_path: self.docs[*i].skill_path.clone(),
                 ext_path: ext.clone(),
+                name: extension::name_of(ext).to_owned(),
             })
             .collect()
     }

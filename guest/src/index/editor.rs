@@ -25,7 +25,8 @@ pub struct SkillCheck {
     /// The frontmatter as parsed, as a JSON object (also when the file is not a valid skill);
     /// `None` when there is none or it cannot be parsed.
     pub frontmatter_json: Option<String>,
-    /// The `name` the Skills extension serves: the last segment of the skill path.
+    /// The `name` the Skills extension serves ([`extension::served_name`]); `None` when it
+    /// has none (the findings say why).
     pub served_name: Option<String>,
     /// The `description` the Skills extension serves: the frontmatter's, verbatim.
     pub served_description: Option<String>,
@@ -58,19 +59,6 @@ pub struct DraftRanking {
     /// Whether the draft replaces the collection's skill of the same path.
     pub replaces: bool,
     pub requests: Vec<DraftRank>,
-}
-
-/// The name the Skills extension serves for `skill_path` (the last segment of the path, which
-/// must be usable unencoded in a `skill://` URI), or why there is none.
-pub fn served_name(skill_path: &str) -> Result<&str, String> {
-    let keep = |c: char| c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:@".contains(c);
-    let last = skill_path.rsplit('/').next().unwrap_or(skill_path);
-    if last.is_empty() || !last.chars().all(keep) {
-        return Err(format!(
-            "its last path segment {last:?} cannot be a skill name in a URI"
-        ));
-    }
-    Ok(last)
 }
 
 /// The listing of a root holding `path` (with `bytes`) and those of the other `listing`
@@ -152,8 +140,7 @@ pub fn check_skill(
     };
     let served_name = skill
         .as_ref()
-        .and_then(|s| served_name(&s.skill_path).ok())
-        .map(str::to_owned);
+        .and_then(|s| extension::served_name(&s.skill_path).ok());
     let served_description = skill.as_ref().map(|s| {
         match serde_json::from_str::<serde_json::Value>(&s.frontmatter_json) {
             Ok(serde_json::Value::Object(m)) => match m.get("description") {

@@ -190,8 +190,56 @@ fn check_skill_gives_the_index_build_findings() {
             assert_eq!(got.skill_path, want.skill_path);
             assert_eq!(got.frontmatter_json, want.frontmatter_json);
             assert_eq!(got.description, want.description);
+            // The name an editor shows is the one the extension lists it under.
+            let listed = index
+                .extension_skills()
+                .into_iter()
+                .find(|e| e.skill_path == *p)
+                .expect("every bundled skill is listed");
+            assert_eq!(c.served_name.as_deref(), Some(listed.name.as_str()), "{p}");
         }
     }
+}
+
+#[test]
+fn check_skill_serves_category_nodes_under_their_folder() {
+    let cfg = EngineConfig::default();
+    let category = "---\ndescription: API rules\n---\nRules.\n";
+    for (path, name) in [
+        ("api/_index.md", "api"),
+        ("_root.md", "root"),
+        ("ui/react/_index.md", "react"),
+        (
+            "x/capsule_crm-automation/SKILL.md",
+            "capsule-crm-automation",
+        ),
+    ] {
+        let text = if path.ends_with("SKILL.md") {
+            "---\nname: capsule-crm-automation\ndescription: CRM\n---\n"
+        } else {
+            category
+        };
+        let c = check_skill(&cfg, path, text.as_bytes(), Vec::new()).unwrap();
+        assert!(c.skill.is_some(), "{path}: {:?}", c.diagnostics);
+        assert_eq!(c.served_name.as_deref(), Some(name), "{path}");
+    }
+    // No name can be made: none, and a finding says why.
+    let c = check_skill(
+        &cfg,
+        "x/日本/SKILL.md",
+        "---\nname: x\ndescription: d\n---\n".as_bytes(),
+        Vec::new(),
+    )
+    .unwrap();
+    assert!(c.skill.is_some());
+    assert_eq!(c.served_name, None);
+    assert!(
+        c.diagnostics
+            .iter()
+            .any(|d| d.message.contains("left out of the Skills extension")),
+        "{:?}",
+        c.diagnostics
+    );
 }
 
 #[test]
