@@ -291,3 +291,163 @@ async fn a_skill_that_breaks_during_live_reload_reaches_the_client_until_set_lev
         .await
         .expect("the test finished in time");
 }
+
+/// A root whose folder name holds a newline and an ANSI escape, with one good skill and a
+/// `config.yaml` that sets an operator-only key (so a warning names the file as well).
+fn hostile_root() -> (TempDir, std::path::PathBuf) {
+    let parent = TempDir::new().unwrap();
+    let root = parent.path().join("ro\nFAKE LINE \x1b[31mred");
+    std::fs::create_dir(&root).unwrap();
+    write_files(
+        &root,
+        &[
+            (
+                "good/SKILL.md",
+                agent_skill_md("good", "A skill that parses", "Body.\n").as_str(),
+            ),
+            ("config.yaml", "analytics:\n  enabled: true\n"),
+        ],
+    );
+    (parent, root)
+}
+
+/// Neither the root line nor the `config.yaml` warning lets the folder name start a line or
+/// reach the terminal raw: both are there, escaped.
+fn assert_no_forged_line(stderr: &str) {
+    for line in stderr.lines() {
+        assert!(
+            !line.starts_with("FAKE LINE"),
+            "forged line {line:?} in:\n{stderr}"
+        );
+        assert!(!line.contains('\x1b'), "raw escape in {line:?}");
+    }
+    let escaped = "ro\\nFAKE LINE \\x1b[31mred";
+    let root_line = stderr
+        .lines()
+        .find(|l| l.starts_with("skills-mcp: root 0: "))
+        .unwrap_or_else(|| panic!("no root line:\n{stderr}"));
+    assert!(root_line.contains(escaped), "{root_line}");
+    let warning = stderr
+        .lines()
+        .find(|l| l.contains("`analytics.enabled` ignored"))
+        .unwrap_or_else(|| panic!("no config.yaml warning:\n{stderr}"));
+    assert!(
+        warning.starts_with("skills-mcp: warning: ") && warning.contains(escaped),
+        "{warning}"
+    );
+}
+
+#[test]
+fn a_root_folder_name_cannot_forge_a_log_line_over_stdio() {
+    let (_parent, root) = hostile_root();
+    let out = serve_once(&root, &[], None);
+    assert_no_forged_line(&err(&out));
+}
+
+#[test]
+fn a_root_folder_name_cannot_forge_a_log_line_over_http() {
+    use std::io::{BufRead as _, BufReader};
+    let (_parent, root) = hostile_root();
+    let home = TempDir::new().unwrap();
+    let mut child = bin()
+        .args([
+            "serve",
+            "--http",
+            "127.0.0.1:0",
+            "--no-default-roots",
+            "--root",
+        ])
+        .arg(&root)
+        .current_dir(home.path())
+        .env("HOME", home.path())
+        .env("SKILLS_MCP_CACHE_DIR", home.path().join("cache"))
+        .env_remove("RUST_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn skills-mcp serve --http");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        let mut seen = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            seen.push_str(&line);
+            seen.push('\n');
+            if line.contains("skills indexed") {
+                break;
+            }
+        }
+        let _ = tx.send(seen);
+    });
+    let seen = rx.recv_timeout(Duration::from_secs(60));
+    let _ = child.kill();
+    let _ = child.wait();
+    let seen = seen.expect("the HTTP server never said its index was built");
+    assert!(seen.contains("listening on http://127.0.0.1:"), "{seen}");
+    assert_no_forged_line(&seen);
+}
+
+#[test]
+fn start_up_summarizes_skill_findings_and_lists_them_at_debug() {
+    let root = root();
+    for name in ["w1", "w2", "w3"] {
+        let dir = root.path().join(name);
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(dir.join("SKILL.md"), not_utf8(name)).unwrap();
+    }
+    write_files(
+        root.path(),
+        &[(
+            "odd/SKILL.md",
+            "---\nname: odd\ndescription: [unclosed\n---\nx\n",
+        )],
+    );
+    let default = err(&serve_once(root.path(), &[], None));
+    // Errors (a skill that is not served) keep a line each.
+    assert!(
+        default
+            .lines()
+            .any(|l| l.starts_with("skills-mcp: error: ") && l.contains("odd/SKILL.md")),
+        "{default}"
+    );
+    // Warnings are counted in one line naming the command that lists them.
+    for name in ["w1", "w2", "w3"] {
+        assert!(!default.contains(&format!("{name}/SKILL.md")), "{default}");
+    }
+    let summary: Vec<&str> = default
+        .lines()
+        .filter(|l| l.contains("skill files have findings"))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            "skills-mcp: warning: 4 skill files have findings: 1 with errors (listed above), \
+          3 with warnings; `skills-mcp validate` lists them (`--log-level debug` logs each here)"
+        ],
+        "{default}"
+    );
+    // At debug, each warning has its own line too.
+    let debug = err(&serve_once(root.path(), &["--log-level", "debug"], None));
+    for name in ["w1", "w2", "w3"] {
+        assert!(
+            debug
+                .lines()
+                .any(|l| l.starts_with("skills-mcp: debug: warning: ")
+                    && l.contains(&format!("{name}/SKILL.md"))),
+            "{name}: {debug}"
+        );
+    }
+    // And `validate` lists them.
+    let listed = crate::common::run(&["validate", root.path().to_str().unwrap()]);
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    for name in ["w1", "w2", "w3", "odd"] {
+        assert!(listed.contains(&format!("{name}/SKILL.md")), "{listed}");
+    }
+}
+
+#[test]
+fn a_clean_start_has_no_findings_line() {
+    let root = root();
+    let out = err(&serve_once(root.path(), &[], None));
+    assert!(!out.contains("have findings"), "{out}");
+}

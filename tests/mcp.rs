@@ -1142,7 +1142,7 @@ async fn the_binary_serves_mcp_on_stdio() {
 /// The configuration: layers, precedence, validation, roots.
 mod config_tests {
     use super::*;
-    use skills_mcp::config::{Algorithm, Config, EXAMPLE_CONFIG, RootSource};
+    use skills_mcp::config::{Algorithm, Config, RootSource, example_config};
 
     fn load(opts: &LoadOptions) -> anyhow::Result<config::Loaded> {
         config::load(opts)
@@ -1157,9 +1157,10 @@ mod config_tests {
 
     #[test]
     fn example_config_parses_back_to_the_defaults_with_a_comment_on_every_key() {
-        let parsed: Config = serde_yaml::from_str(EXAMPLE_CONFIG).unwrap();
+        let example = example_config();
+        let parsed: Config = serde_yaml::from_str(&example).unwrap();
         assert_eq!(parsed, Config::default());
-        let lines: Vec<&str> = EXAMPLE_CONFIG.lines().collect();
+        let lines: Vec<&str> = example.lines().collect();
         for (i, line) in lines.iter().enumerate() {
             let t = line.trim();
             if t.is_empty() || t.starts_with('#') || t.starts_with("- ") {
@@ -1172,16 +1173,10 @@ mod config_tests {
         let defaults = serde_yaml::to_value(Config::default()).unwrap();
         for (section, body) in defaults.as_mapping().unwrap() {
             let section = section.as_str().unwrap();
-            assert!(
-                EXAMPLE_CONFIG.contains(&format!("\n{section}:\n")),
-                "{section}"
-            );
+            assert!(example.contains(&format!("\n{section}:\n")), "{section}");
             for (key, _) in body.as_mapping().unwrap() {
                 let key = key.as_str().unwrap();
-                assert!(
-                    EXAMPLE_CONFIG.contains(&format!("  {key}:")),
-                    "{section}.{key}"
-                );
+                assert!(example.contains(&format!("  {key}:")), "{section}.{key}");
             }
         }
     }

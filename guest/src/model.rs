@@ -51,15 +51,21 @@ pub struct EngineConfig {
     pub max_results: u32,
 }
 
+impl EngineConfig {
+    /// The default matching settings: the one place they are written. The host's `matching`
+    /// section, its engine configuration and `skills-mcp example-config` all read them here.
+    pub const DEFAULT: Self = Self {
+        algorithm: Algorithm::Ranked,
+        min_score: 0.2,
+        ambiguity_threshold: 0.1,
+        max_results: 3,
+    };
+}
+
 impl Default for EngineConfig {
-    /// The spec's defaults.
+    /// [`EngineConfig::DEFAULT`].
     fn default() -> Self {
-        Self {
-            algorithm: Algorithm::Ranked,
-            min_score: 0.2,
-            ambiguity_threshold: 0.1,
-            max_results: 3,
-        }
+        Self::DEFAULT
     }
 }
 

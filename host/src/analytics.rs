@@ -95,6 +95,39 @@ impl AnalyticsConfig {
     }
 }
 
+impl crate::config::check::Section for AnalyticsConfig {
+    fn check(&self, c: &mut crate::config::check::Checks) {
+        c.need(
+            self.endpoint.is_empty()
+                || self.endpoint.starts_with("http://")
+                || self.endpoint.starts_with("https://"),
+            "analytics.endpoint",
+            format!("{:?}", self.endpoint),
+            "an http:// or https:// URL, or \"\"",
+        );
+        c.need(
+            !(self.enabled && self.endpoint.is_empty()),
+            "analytics.enabled",
+            "true",
+            "true only with a non-empty analytics.endpoint",
+        );
+        let whole = "a whole number, at least 1";
+        c.at_least(
+            "analytics.flush_interval_seconds",
+            self.flush_interval_seconds,
+            1,
+            whole,
+        );
+        c.at_least(
+            "analytics.max_buffer_events",
+            self.max_buffer_events as u64,
+            1,
+            whole,
+        );
+        c.at_least("analytics.timeout_seconds", self.timeout_seconds, 1, whole);
+    }
+}
+
 /// The event types and their data.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", content = "data", rename_all = "snake_case")]

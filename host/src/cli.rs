@@ -281,7 +281,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::ExampleConfig => {
             std::io::stdout()
                 .lock()
-                .write_all(crate::config::EXAMPLE_CONFIG.as_bytes())?;
+                .write_all(crate::config::example_config().as_bytes())?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Completions(args) => {
@@ -336,13 +336,14 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         if http_flags {
             anyhow::bail!("--public-without-auth, --allowed-host and --allowed-origin need --http");
         }
-        crate::mcp::run_stdio(&loaded, git)?;
+        crate::serve::run(&loaded, git, crate::serve::stdio::Stdio)?;
     } else {
         let config = flags.apply(&loaded.config.server);
         let mut auth = args.auth.clone();
         auth.config = loaded.config.auth.clone();
         let auth = crate::http_auth::Authenticator::from_options(&auth)?.map(Arc::new);
-        crate::http::run_http(&loaded, git, config, auth)?;
+        let http = crate::serve::http::Http::new(config, auth)?;
+        crate::serve::run(&loaded, git, http)?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -132,7 +132,8 @@ pub fn init(level: Option<LogLevel>, format: LogFormat) {
 }
 
 /// The text format: `skills-mcp: <level>: <message> <fields>` (no label for info), and the
-/// target for events of other crates.
+/// target for events of other crates; one line per event, whatever the message holds (control
+/// characters are written as escapes, see [`crate::logsafe`]).
 struct Plain;
 
 impl<S, N> FormatEvent<S, N> for Plain
@@ -158,8 +159,12 @@ where
         if !meta.target().starts_with(OWN_TARGET) {
             write!(writer, "{}: ", meta.target())?;
         }
-        ctx.field_format().format_fields(writer.by_ref(), event)?;
-        writeln!(writer)
+        // Formatted aside, then escaped: whatever a call site passes (a folder name, a file's
+        // text), a control character cannot end this line or start a forged one.
+        let mut fields = String::new();
+        ctx.field_format()
+            .format_fields(Writer::new(&mut fields), event)?;
+        writeln!(writer, "{}", crate::logsafe::Escaped(&fields))
     }
 }
 

@@ -1,4 +1,5 @@
-//! The MCP server (rmcp): tools, resources, prompts and the Skills extension, over stdio.
+//! The MCP server (rmcp): tools, resources, prompts and the Skills extension, whatever the
+//! transport (the start-up and the transports are [`crate::serve`]'s).
 //!
 //! Everything here is protocol plumbing: every rule about skills is asked of the engine through
 //! the catalogue ([`crate::catalog`]), and every log line goes to stderr (stdout is the
@@ -6,7 +7,7 @@
 //!
 //! # Layout
 //! - this module: [`SkillsServer`] (the `ServerHandler`), per-snapshot derived data ([`View`]),
-//!   change notifications, [`run_stdio`];
+//!   change notifications;
 //! - `tools`: the tools, one `#[tool]` method each;
 //! - `extension`: the Skills extension (`skills/list`, `skills/get`), `resources/*` and the
 //!   `skill://` URI mapping;
@@ -17,8 +18,8 @@
 //! Add one `#[tool(...)]` method to the `#[tool_router] impl SkillsServer` block in
 //! `mcp/tools.rs` (its input is `Parameters<T>` with `T: Deserialize + JsonSchema`, with
 //! `#[serde(deny_unknown_fields)]`; errors the model should read are `Err(String)`). Shared state
-//! it needs goes in [`Services`] as an `Option<Arc<...>>` field, filled in by [`run_stdio`] (and
-//! by tests through [`SkillsServer::with_services`]).
+//! it needs goes in [`Services`] as an `Option<Arc<...>>` field, filled in by the start-up
+//! ([`crate::serve::run`]) and by tests through [`SkillsServer::with_services`].
 
 mod arguments;
 mod extension;
@@ -61,11 +62,11 @@ use crate::{
     },
 };
 
-pub use reload::watch;
+pub use reload::{WatchGuard, watch};
 
 /// Shared state of other features (scripts, analytics, git), each optional.
 ///
-/// Add a field `pub name: Option<Arc<Thing>>` here; [`run_stdio`] fills it in.
+/// Add a field `pub name: Option<Arc<Thing>>` here; [`crate::serve::run`] fills it in.
 #[derive(Default, Clone)]
 #[non_exhaustive]
 pub struct Services {
@@ -158,6 +159,60 @@ const SUMMARY_PAGE: u32 = 1024;
 pub const INSTRUCTIONS_CATALOGUE_BUDGET: usize = 24_000;
 /// Longest tool description (one widely used client cuts descriptions there).
 pub const MAX_TOOL_DESCRIPTION: usize = 2_047;
+
+/// How [`SkillsServer::log_findings`] tells the engine's findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Findings {
+    /// Every finding, at its level (live reload: a few at a time, worth each a line).
+    Each,
+    /// Errors one by one; warnings and shadowing counted in one line, listed at debug level.
+    Summary,
+}
+
+/// What a file's findings are, for the start-up summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum FindingKind {
+    Error,
+    Warning,
+    Shadowed,
+}
+
+/// The files with findings, by kind (a file counts once per kind).
+#[derive(Default)]
+struct FindingCounts(std::collections::BTreeSet<(FindingKind, u32, String)>);
+
+impl FindingCounts {
+    fn add(&mut self, root: u32, path: &str, kind: FindingKind) {
+        self.0.insert((kind, root, path.to_owned()));
+    }
+
+    /// `N files have findings (E with errors, W with warnings, S shadowed); ...`, or `None`
+    /// when there are none.
+    fn line(&self) -> Option<String> {
+        let files: std::collections::BTreeSet<(u32, &str)> =
+            self.0.iter().map(|(_, r, p)| (*r, p.as_str())).collect();
+        if files.is_empty() {
+            return None;
+        }
+        let count = |kind| self.0.iter().filter(|(k, _, _)| *k == kind).count();
+        let kinds: Vec<String> = [
+            (FindingKind::Error, "with errors (listed above)"),
+            (FindingKind::Warning, "with warnings"),
+            (FindingKind::Shadowed, "shadowed by a later root"),
+        ]
+        .into_iter()
+        .map(|(kind, what)| (count(kind), what))
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        Some(format!(
+            "{} skill files have findings: {}; `skills-mcp validate` lists them \
+             (`--log-level debug` logs each here)",
+            files.len(),
+            kinds.join(", ")
+        ))
+    }
+}
 
 impl SkillsServer {
     /// A server over `catalog` (already built) with `config`. Call it where blocking is allowed
@@ -279,6 +334,13 @@ impl SkillsServer {
     /// each (`root/path:line: message`), so that an MCP client with the `logging` capability
     /// sees a skill that breaks during live reload.
     pub fn log_reports(&self) {
+        self.log_findings(Findings::Each);
+    }
+
+    /// Log the engine's findings not logged before, as `how` says: every one at its level, or
+    /// (at start-up, where a large corpus has hundreds) errors one by one and the rest counted
+    /// in one summary line, each of them at debug level.
+    pub fn log_findings(&self, how: Findings) {
         let catalog = &self.inner.catalog;
         let mut seen = self.inner.reported.lock().expect("reported lock");
         let diagnostics = match catalog.diagnostics() {
@@ -291,6 +353,7 @@ impl SkillsServer {
                 return;
             }
         };
+        let mut summary = FindingCounts::default();
         for d in &diagnostics {
             let shadowing = d.message.to_ascii_lowercase().contains("shadow");
             if d.severity == Severity::Info && !shadowing {
@@ -309,13 +372,34 @@ impl SkillsServer {
                 crate::logsafe::Escaped(&d.path),
                 crate::logsafe::Escaped(&d.message)
             );
-            if seen.insert(format!("{:?} {text}", d.severity)) {
-                match d.severity {
-                    Severity::Error => tracing::error!("{text}"),
-                    Severity::Warning => tracing::warn!("{text}"),
-                    Severity::Info => tracing::info!("{text}"),
+            if !seen.insert(format!("{:?} {text}", d.severity)) {
+                continue;
+            }
+            match (how, d.severity) {
+                (_, Severity::Error) => {
+                    summary.add(d.root, &d.path, FindingKind::Error);
+                    tracing::error!("{text}");
+                }
+                (Findings::Each, Severity::Warning) => tracing::warn!("{text}"),
+                (Findings::Each, Severity::Info) => tracing::info!("{text}"),
+                (Findings::Summary, severity) => {
+                    let kind = if shadowing {
+                        FindingKind::Shadowed
+                    } else {
+                        FindingKind::Warning
+                    };
+                    summary.add(d.root, &d.path, kind);
+                    match severity {
+                        Severity::Warning => tracing::debug!("warning: {text}"),
+                        _ => tracing::debug!("{text}"),
+                    }
                 }
             }
+        }
+        if how == Findings::Summary
+            && let Some(line) = summary.line()
+        {
+            tracing::warn!("{line}");
         }
     }
 
@@ -677,10 +761,13 @@ pub fn open(loaded: &Loaded) -> Result<SkillsServer> {
 
 /// [`open`] with the shared state of other features.
 pub fn open_with(loaded: &Loaded, services: Services) -> Result<SkillsServer> {
-    open_timed(loaded, services).map(|(server, _)| server)
+    let (server, _) = open_timed(loaded, services)?;
+    server.log_reports();
+    Ok(server)
 }
 
-/// [`open_with`], and how long the index build (`Catalog::open`) took.
+/// [`open_with`] without logging the findings, and how long the index build
+/// (`Catalog::open`) took.
 pub(crate) fn open_timed(loaded: &Loaded, services: Services) -> Result<(SkillsServer, Duration)> {
     let started = std::time::Instant::now();
     let catalog = Catalog::open(
@@ -690,7 +777,6 @@ pub(crate) fn open_timed(loaded: &Loaded, services: Services) -> Result<(SkillsS
     .context("indexing the skill roots")?;
     let built = started.elapsed();
     let server = SkillsServer::with_services(catalog, loaded.config.clone(), services);
-    server.log_reports();
     Ok((server, built))
 }
 
@@ -718,121 +804,5 @@ pub fn catalog_options(config: &Config) -> CatalogOptions {
         max_asset_bytes: config.assets.max_size_bytes,
         index_cache: crate::index_cache::default_dir(),
         ..CatalogOptions::default()
-    }
-}
-
-/// Serve MCP on stdin/stdout with the loaded configuration, until the client disconnects (stdin
-/// closed) or SIGINT / SIGTERM; analytics are flushed on the way out. `git`: the git sources,
-/// already synced ([`crate::git::start_blocking`]), refreshed every `refresh.interval`.
-pub fn run_stdio(loaded: &Loaded, git: Option<Arc<crate::git::GitSync>>) -> Result<()> {
-    for w in &loaded.warnings {
-        tracing::warn!("{}", crate::logsafe::Escaped(w));
-    }
-    for (i, root) in loaded.roots.iter().enumerate() {
-        tracing::info!(
-            "root {i}: {} ({:?})",
-            crate::logsafe::Escaped(root.name()),
-            root.source
-        );
-    }
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting the async runtime")?;
-    let analytics = {
-        let _in_runtime = runtime.enter();
-        crate::analytics::Analytics::start(loaded.config.analytics.clone())
-    };
-    let services = Services {
-        analytics: analytics.clone(),
-        git: git.clone(),
-        ..Services::default()
-    };
-    let (server, built) = open_timed(loaded, services)?;
-    let cached = if server.inner.catalog.stats().from_cache {
-        " (from the index cache)"
-    } else {
-        ""
-    };
-    tracing::info!(
-        "{} skills indexed in {} ms{cached}; serving MCP on stdio",
-        server.inner.catalog.len().unwrap_or(0),
-        built.as_millis()
-    );
-    let _periodic = git.map(|git| {
-        let _in_runtime = runtime.enter();
-        let rebuild = server.clone();
-        git.set_reindex(crate::git::reindex_fn(move |_roots| {
-            let server = rebuild.clone();
-            async move { server.reindex().await }
-        }));
-        let refresh = &loaded.config.refresh;
-        refresh
-            .enabled
-            .then(|| git.spawn_periodic(refresh.interval()))
-    });
-    let result = runtime.block_on(async move {
-        // Watching walks every folder of the roots (an inotify watch each): done beside the
-        // first requests instead of before them. Kept alive until serving ends (dropping the
-        // handle drops the watcher once it is set up).
-        let _watch = loaded.config.refresh.watch.then(|| {
-            // Git roots are immutable snapshots, followed by the git refresh instead.
-            let paths = loaded
-                .roots
-                .iter()
-                .filter(|r| r.source != config::RootSource::Git)
-                .map(|r| r.path.clone())
-                .collect();
-            let debounce = Duration::from_millis(loaded.config.refresh.debounce_ms);
-            let server = server.clone();
-            tokio::task::spawn_blocking(move || match watch(server, paths, debounce) {
-                Ok(w) => Some(w),
-                Err(e) => {
-                    tracing::warn!("live reload is off: {e:#}");
-                    None
-                }
-            })
-        });
-        // Every line is checked by the JSON-RPC front before rmcp reads it (bad input gets
-        // one answer the client can match; over-long lines are skipped, not buffered).
-        let (transport, copied) = crate::jsonrpc::serve_stdio();
-        let served = tokio::select! {
-            served = server.serve_transport(transport) => served,
-            signal = stop_signal() => {
-                tracing::info!("{signal}; stopping");
-                Ok(())
-            }
-        };
-        // What rmcp wrote last reaches stdout before the process ends.
-        let _ = tokio::time::timeout(Duration::from_secs(2), copied).await;
-        // No event is lost: what is queued is sent (or kept in the buffer file for next time).
-        analytics.shutdown().await;
-        served
-    });
-    // Do not wait for the thread still blocked reading stdin after a signal.
-    runtime.shutdown_timeout(Duration::from_secs(1));
-    result
-}
-
-/// Resolves on SIGINT or (Unix) SIGTERM, naming it.
-pub(crate) async fn stop_signal() -> &'static str {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => tokio::select! {
-                _ = tokio::signal::ctrl_c() => "SIGINT",
-                _ = term.recv() => "SIGTERM",
-            },
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-                "SIGINT"
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-        "Ctrl-C"
     }
 }

@@ -46,13 +46,17 @@ use bindings::SkillsEnginePre;
 pub use bindings::exports::skills_mcp::engine::engine::SkillCheck;
 
 impl Default for EngineConfig {
-    /// The spec's defaults with the default ranking.
+    /// The engine crate's defaults ([`skills_engine::model::EngineConfig::DEFAULT`]).
     fn default() -> Self {
+        let d = skills_engine::model::EngineConfig::DEFAULT;
         Self {
-            algorithm: Algorithm::Ranked,
-            min_score: 0.2,
-            ambiguity_threshold: 0.1,
-            max_results: 3,
+            algorithm: match d.algorithm {
+                skills_engine::model::Algorithm::Ranked => Algorithm::Ranked,
+                skills_engine::model::Algorithm::Keywords => Algorithm::Keywords,
+            },
+            min_score: d.min_score,
+            ambiguity_threshold: d.ambiguity_threshold,
+            max_results: d.max_results,
         }
     }
 }

@@ -55,6 +55,17 @@ pub enum SourceConfig {
     Local(LocalSourceConfig),
 }
 
+impl crate::config::check::Section for GitConfig {
+    fn check(&self, c: &mut crate::config::check::Checks) {
+        c.at_least(
+            "git.timeout_seconds",
+            self.timeout_seconds,
+            1,
+            "a whole number, at least 1",
+        );
+    }
+}
+
 /// A git repository source: an entry of `sources.repos`, or `SKILLS_REPO` / `SKILLS_BRANCH`.
 ///
 /// ```yaml

@@ -5,6 +5,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::check::{Checks, Section};
+
 /// Settings of `run_script`.
 ///
 /// ```yaml
@@ -96,5 +98,123 @@ impl ScriptsConfig {
         let mut words = runner.split_whitespace().map(String::from);
         let program = words.next()?;
         Some((program, words.collect()))
+    }
+}
+
+/// `.sh`: a dot followed by letters, digits, `_` or `-`.
+fn valid_extension(e: &str) -> bool {
+    e.len() >= 2
+        && e.starts_with('.')
+        && e[1..]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
+impl Section for ScriptsConfig {
+    fn check(&self, c: &mut Checks) {
+        c.at_least(
+            "scripts.timeout_seconds",
+            self.timeout_seconds,
+            1,
+            "a whole number of seconds, at least 1",
+        );
+        c.at_least(
+            "scripts.max_output_bytes",
+            self.max_output_bytes,
+            1,
+            "a whole number of bytes, at least 1",
+        );
+        c.within(
+            "scripts.max_concurrent",
+            self.max_concurrent,
+            1..=1024,
+            "a whole number of scripts from 1 to 1024",
+        );
+        c.within(
+            "scripts.kill_grace_seconds",
+            self.kill_grace_seconds,
+            0..=3600,
+            "a whole number of seconds from 0 to 3600",
+        );
+        for v in &self.env_passthrough {
+            c.need(
+                !v.is_empty() && !v.contains(['=', '\0']),
+                "scripts.env_passthrough",
+                format!("{v:?}"),
+                "environment variable names",
+            );
+        }
+        for e in &self.allowed_extensions {
+            c.need(
+                valid_extension(e),
+                "scripts.allowed_extensions",
+                format!("{e:?}"),
+                "extensions such as \".sh\": a dot followed by letters, digits, '_' or '-'",
+            );
+        }
+        for (e, runner) in &self.runners {
+            let key = format!("scripts.runners.{e}");
+            c.need(
+                valid_extension(e),
+                &key,
+                format!("{e:?}"),
+                "keys that are extensions such as \".sh\"",
+            );
+            c.need(
+                !runner.trim().is_empty(),
+                &key,
+                format!("{runner:?}"),
+                "a non-empty command, e.g. \"python3\"",
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extensions_are_a_dot_and_a_word() {
+        for ok in [".sh", ".tar-gz", ".py_3"] {
+            assert!(valid_extension(ok), "{ok}");
+        }
+        for bad in ["sh", ".", "", "./x", ".a b", ".sh\n"] {
+            assert!(!valid_extension(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn runner_splits_program_and_arguments() {
+        let s = ScriptsConfig::default();
+        assert_eq!(
+            s.runner_for(".ts"),
+            Some(("npx".to_string(), vec!["tsx".to_string()]))
+        );
+        assert!(s.extension_allowed("sh") && s.extension_allowed(".py"));
+        assert!(!s.extension_allowed(".rb"));
+    }
+
+    #[test]
+    fn bad_values_are_named_by_key() {
+        let mut s = ScriptsConfig {
+            timeout_seconds: 0,
+            env_passthrough: vec!["A=B".into()],
+            allowed_extensions: vec!["sh".into()],
+            ..ScriptsConfig::default()
+        };
+        s.runners.insert(".rb".into(), " ".into());
+        let mut c = Checks::default();
+        s.check(&mut c);
+        let keys: Vec<String> = c.into_vec().into_iter().map(|i| i.key).collect();
+        assert_eq!(
+            keys,
+            [
+                "scripts.timeout_seconds",
+                "scripts.env_passthrough",
+                "scripts.allowed_extensions",
+                "scripts.runners..rb"
+            ]
+        );
     }
 }

@@ -1,0 +1,221 @@
+//! The one start-up of `skills-mcp serve`, whatever the transport.
+//!
+//! [`run`] owns everything a serving process does besides speaking a transport: the start-up
+//! lines (configuration warnings, each root, escaped so that a folder name cannot forge a log
+//! line), the async runtime, analytics, the shared [`Services`], the index build, the git
+//! reindex hook and periodic refresh, live reload (file watching), the stop signals, and the
+//! flush of analytics on the way out. A transport ([`stdio`], [`http`]) only says how MCP is
+//! spoken once the server exists, as rmcp's `counter_stdio.rs` and `counter_streamhttp.rs` are
+//! thin layers over one server.
+
+pub mod http;
+pub mod stdio;
+
+use std::{future::Future, pin::Pin, sync::Arc, time::Duration};
+
+use anyhow::{Context as _, Result};
+use tokio::sync::oneshot;
+
+use crate::{
+    config::{Loaded, RootSource},
+    git::GitSync,
+    logsafe::Escaped,
+    mcp::{Findings, Services, SkillsServer},
+};
+
+/// A future the transport awaits: resolves when the process is asked to stop (SIGINT,
+/// SIGTERM), after the start-up has logged it.
+pub type Stop = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// The index being built: resolves to the server once it is (or to why it could not be).
+pub type Index = oneshot::Receiver<Result<SkillsServer>>;
+
+/// How MCP is spoken; [`run`] does the rest.
+pub trait Transport {
+    /// What the start-up line says once the index is built: `N skills indexed in T ms; {ready}`.
+    fn ready(&self) -> String;
+
+    /// Called inside the runtime before the index is built (bind a socket, say where): an error
+    /// stops the start-up before any indexing work.
+    fn prepare(&mut self) -> Result<()> {
+        Ok(())
+    }
+
+    /// Serve until the client goes away, `stop` resolves, or the index fails.
+    fn serve(self, index: Index, stop: Stop) -> impl Future<Output = Result<()>>;
+}
+
+/// Log what the operator should see before anything is served: configuration warnings, then
+/// each root and where it came from. Every value is escaped: root names and the file names in
+/// warnings come from the disk, and a newline or an escape sequence in them must not start a
+/// line of its own.
+pub fn announce(loaded: &Loaded) {
+    for w in &loaded.warnings {
+        tracing::warn!("{}", Escaped(w));
+    }
+    for (i, root) in loaded.roots.iter().enumerate() {
+        tracing::info!("root {i}: {} ({:?})", Escaped(root.name()), root.source);
+    }
+}
+
+/// Serve `loaded` over `transport` until it ends or SIGINT / SIGTERM; analytics are flushed
+/// on the way out. `git`: the git sources, already synced ([`crate::git::start_blocking`]),
+/// reindexed on update and refreshed every `refresh.interval` when `refresh.enabled`.
+pub fn run<T: Transport>(
+    loaded: &Loaded,
+    git: Option<Arc<GitSync>>,
+    mut transport: T,
+) -> Result<()> {
+    announce(loaded);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
+    {
+        let _in_runtime = runtime.enter();
+        transport.prepare()?;
+    }
+    let analytics = {
+        let _in_runtime = runtime.enter();
+        crate::analytics::Analytics::start(loaded.config.analytics.clone())
+    };
+    let services = Services {
+        analytics: analytics.clone(),
+        git: git.clone(),
+        ..Services::default()
+    };
+    let ready = transport.ready();
+    let result = runtime.block_on(async {
+        let (index_tx, index) = oneshot::channel();
+        let built = {
+            let loaded = loaded.clone();
+            tokio::task::spawn_blocking(move || build(&loaded, services, &ready))
+        };
+        // Once the index exists: the git reindex hook, the periodic refresh and live reload,
+        // kept alive while serving.
+        let background = {
+            let loaded = loaded.clone();
+            async move {
+                let server = match built.await {
+                    Ok(Ok(server)) => server,
+                    Ok(Err(e)) => {
+                        let _ = index_tx.send(Err(e));
+                        return std::future::pending().await;
+                    }
+                    Err(e) => {
+                        let _ = index_tx.send(Err(anyhow::anyhow!("building the index: {e}")));
+                        return std::future::pending().await;
+                    }
+                };
+                let _ = index_tx.send(Ok(server.clone()));
+                let _fresh = keep_fresh(&loaded, git, server).await;
+                std::future::pending::<()>().await
+            }
+        };
+        let stop: Stop = Box::pin(async {
+            let signal = stop_signal().await;
+            tracing::info!("{signal}; stopping");
+        });
+        let served = tokio::select! {
+            served = transport.serve(index, stop) => served,
+            () = background => unreachable!("the background never ends"),
+        };
+        // No event is lost: what is queued is sent (or kept in the buffer file for next time).
+        analytics.shutdown().await;
+        served
+    });
+    // Do not wait for a thread still blocked reading stdin after a signal.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    result
+}
+
+/// Index the roots and say so: the findings in one summary line ([`Findings::Summary`]), then
+/// `N skills indexed in T ms[ (from the index cache)]; {ready}`.
+fn build(loaded: &Loaded, services: Services, ready: &str) -> Result<SkillsServer> {
+    let (server, built) = crate::mcp::open_timed(loaded, services)?;
+    server.log_findings(Findings::Summary);
+    let cached = if server.catalog().stats().from_cache {
+        " (from the index cache)"
+    } else {
+        ""
+    };
+    tracing::info!(
+        "{} skills indexed in {} ms{cached}; {ready}",
+        server.catalog().len().unwrap_or(0),
+        built.as_millis()
+    );
+    Ok(server)
+}
+
+/// What keeps the index fresh; dropping it stops the periodic refresh and live reload.
+struct Fresh {
+    _periodic: Option<tokio::task::JoinHandle<()>>,
+    _watch: Option<crate::mcp::WatchGuard>,
+}
+
+/// Hook the git sources' updates to a reindex, start their periodic refresh
+/// (`refresh.enabled`), and watch the local roots (`refresh.watch`; git roots are immutable
+/// snapshots, followed by the git refresh instead).
+async fn keep_fresh(loaded: &Loaded, git: Option<Arc<GitSync>>, server: SkillsServer) -> Fresh {
+    let refresh = &loaded.config.refresh;
+    let periodic = git.and_then(|git| {
+        let rebuild = server.clone();
+        git.set_reindex(crate::git::reindex_fn(move |_roots| {
+            let server = rebuild.clone();
+            async move { server.reindex().await }
+        }));
+        refresh
+            .enabled
+            .then(|| git.spawn_periodic(refresh.interval()))
+    });
+    let watch = if refresh.watch {
+        let paths = loaded
+            .roots
+            .iter()
+            .filter(|r| r.source != RootSource::Git)
+            .map(|r| r.path.clone())
+            .collect();
+        let debounce = Duration::from_millis(refresh.debounce_ms);
+        // Watching walks every folder of the roots (an inotify watch each): done beside the
+        // first requests instead of before them.
+        tokio::task::spawn_blocking(move || match crate::mcp::watch(server, paths, debounce) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                tracing::warn!("live reload is off: {}", Escaped(format!("{e:#}")));
+                None
+            }
+        })
+        .await
+        .ok()
+        .flatten()
+    } else {
+        None
+    };
+    Fresh {
+        _periodic: periodic,
+        _watch: watch,
+    }
+}
+
+/// Resolves on SIGINT or (Unix) SIGTERM, naming it.
+async fn stop_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => tokio::select! {
+                _ = tokio::signal::ctrl_c() => "SIGINT",
+                _ = term.recv() => "SIGTERM",
+            },
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+                "SIGINT"
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+        "Ctrl-C"
+    }
+}

@@ -1,0 +1,92 @@
+//! MCP over Streamable HTTP over the one start-up ([`super::run`]); the endpoint, its limits
+//! and its probes are [`crate::http`]'s.
+
+use std::{net::SocketAddr, sync::Arc};
+
+use anyhow::{Context as _, Result, anyhow};
+
+use super::{Index, Stop, Transport};
+use crate::http::{HttpConfig, HttpState, check_listen, parse_listen, router, with_limits};
+use crate::http_auth::Authenticator;
+
+/// `serve --http`: listen on `server.listen`, answer `/healthz` at once and `/mcp` once the
+/// index is built; a stop signal stops accepting and lets requests in flight finish.
+pub struct Http {
+    config: HttpConfig,
+    auth: Option<Arc<Authenticator>>,
+    addr: SocketAddr,
+    listener: Option<tokio::net::TcpListener>,
+}
+
+impl Http {
+    /// Checks the address before anything starts: a non-loopback address needs authentication
+    /// or `public_without_auth` ([`check_listen`]).
+    pub fn new(config: HttpConfig, auth: Option<Arc<Authenticator>>) -> Result<Self> {
+        let addr =
+            parse_listen(&config.listen).with_context(|| format!("--http {:?}", config.listen))?;
+        let auth_configured = auth.as_ref().is_some_and(|a| a.is_configured());
+        check_listen(addr, auth_configured, config.public_without_auth)?;
+        if !addr.ip().to_canonical().is_loopback() && !auth_configured {
+            tracing::warn!(
+                "serving {addr} WITHOUT authentication: anyone who can reach it can use it"
+            );
+        }
+        Ok(Self {
+            config,
+            auth,
+            addr,
+            listener: None,
+        })
+    }
+}
+
+impl Transport for Http {
+    fn ready(&self) -> String {
+        "ready".into()
+    }
+
+    fn prepare(&mut self) -> Result<()> {
+        let addr = self.addr;
+        let std = std::net::TcpListener::bind(addr)
+            .with_context(|| format!("cannot listen on {addr}"))?;
+        std.set_nonblocking(true)?;
+        let listener = tokio::net::TcpListener::from_std(std)?;
+        let local = listener.local_addr()?;
+        tracing::info!("listening on http://{local}/mcp (health: /healthz, readiness: /readyz)");
+        self.listener = Some(listener);
+        Ok(())
+    }
+
+    async fn serve(mut self, index: Index, stop: Stop) -> Result<()> {
+        let listener = self
+            .listener
+            .take()
+            .context("the HTTP transport was not prepared")?;
+        let state = HttpState::new(self.config);
+        let app = with_limits(router(&state, self.auth), &state);
+        // The index is built while /healthz already answers (and /readyz says 503).
+        let failed = {
+            let state = state.clone();
+            async move {
+                match index.await {
+                    Ok(Ok(server)) => {
+                        let _ = state.server.set(server);
+                        std::future::pending().await
+                    }
+                    Ok(Err(e)) => e,
+                    Err(_) => anyhow!("the index build stopped"),
+                }
+            }
+        };
+        let mut failure = None;
+        let shutdown = async {
+            tokio::select! {
+                () = stop => {}
+                e = failed => failure = Some(e),
+            }
+        };
+        crate::http::serve(listener, app, state, shutdown).await;
+        tracing::info!("http: stopped");
+        failure.map_or(Ok(()), Err)
+    }
+}
