@@ -13,8 +13,9 @@
 //!   and `nbf` with a leeway. Only the algorithm of the key that matches (by `kid`) is accepted,
 //!   so `alg: none` and algorithm confusion (an RSA public key used as an HMAC secret) fail.
 //!
-//! Then every request needs a **scope** by what it does; the middleware reads the JSON-RPC body
-//! (one message or a batch, bounded) to find `method` and, for `tools/call`, `params.name`:
+//! Then every request needs a **scope** by what it does; the middleware reads the classified
+//! JSON-RPC body ([`crate::http_body::RpcCall`]: one message or a batch, read once within the
+//! server's body limit) for `method` and, for `tools/call`, `params.name`:
 //! `run_script` needs the run scope, `refresh_skills` the refresh scope, anything else that reads
 //! skills the read scope; the protocol's housekeeping (`initialize`, `ping`, notifications,
 //! answers to the server's own requests) needs no scope. A body that cannot be classified needs

@@ -13,6 +13,7 @@ use super::{
     scopes::classify,
     tokens::{StaticToken, load_tokens},
 };
+use crate::http_body::RpcCall;
 
 /// Who a request comes from, once verified; in the request's (and response's) extensions.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,7 +47,6 @@ pub struct Authenticator {
     static_tokens: Vec<StaticToken>,
     pub(super) oauth: Option<OAuth>,
     pub(super) scopes: ScopeNames,
-    pub(super) max_body_bytes: usize,
     pub(super) log: LogSink,
 }
 
@@ -108,16 +108,10 @@ impl Authenticator {
             }
             return Ok(None);
         }
-        if c.max_body_bytes == 0 {
-            bail!(
-                "invalid configuration: auth.max_body_bytes = 0; allowed: a whole number of bytes, at least 1"
-            );
-        }
         Ok(Some(Self {
             static_tokens,
             oauth,
             scopes,
-            max_body_bytes: usize::try_from(c.max_body_bytes).unwrap_or(usize::MAX),
             log,
         }))
     }
@@ -178,9 +172,9 @@ impl Authenticator {
         }
     }
 
-    /// The scopes a request body needs, by JSON-RPC method (see the module docs).
-    pub fn required_scopes(&self, body: &[u8]) -> BTreeSet<String> {
-        let need = classify(body);
+    /// The scopes a classified request body needs, by JSON-RPC method (see the module docs).
+    pub fn required_scopes(&self, call: &RpcCall) -> BTreeSet<String> {
+        let need = classify(call);
         let mut out = BTreeSet::new();
         if need.read {
             out.insert(self.scopes.read.clone());

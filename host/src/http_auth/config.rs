@@ -24,8 +24,6 @@ pub struct AuthConfig {
     pub oauth: OAuthConfig,
     /// The names of the three scopes.
     pub scopes: ScopeNames,
-    /// Largest request body the scope check reads, in bytes; a larger one is refused with 413.
-    pub max_body_bytes: u64,
 }
 
 impl Default for AuthConfig {
@@ -36,7 +34,6 @@ impl Default for AuthConfig {
             resource_url: String::new(),
             oauth: OAuthConfig::default(),
             scopes: ScopeNames::default(),
-            max_body_bytes: 4 * 1024 * 1024,
         }
     }
 }

@@ -5,23 +5,28 @@ use std::sync::Arc;
 
 use axum::{
     Router,
-    body::Body,
     extract::{Request, State},
-    http::{HeaderMap, Method, StatusCode, Uri, header},
+    http::{HeaderMap, StatusCode, Uri, header},
     middleware::Next,
     response::{IntoResponse as _, Response},
     routing::get,
 };
 
 use super::{Authenticator, Refusal};
+use crate::http_body::{BodyReader, RpcCall};
 
 /// Wrap every route of `router` (the MCP endpoint at `/mcp`) with the bearer/JWT check and the
 /// scope checks, and add `GET /.well-known/oauth-protected-resource` (and the path-suffixed
 /// form RFC 9728 gives for the resource URL, e.g. `.../mcp`) when OAuth is on. Routes merged
-/// after this call (e.g. `/healthz`) stay open.
-pub fn apply(router: Router, auth: Arc<Authenticator>) -> Router {
+/// after this call (e.g. `/healthz`) stay open. The body of a POST is read by `body` once the
+/// token is accepted (so a stranger's body is never read), and handed on with its
+/// [`RpcCall`] (the server's `/mcp` gate shares the reader and does not read it again).
+pub fn apply(router: Router, auth: Arc<Authenticator>, body: BodyReader) -> Router {
     // A route layer: unknown paths stay 404, only the routes given are behind the check.
-    let protected = router.route_layer(axum::middleware::from_fn_with_state(auth.clone(), check));
+    let protected = router.route_layer(axum::middleware::from_fn_with_state(
+        (auth.clone(), body),
+        check,
+    ));
     let Some(oauth) = &auth.oauth else {
         return protected;
     };
@@ -46,8 +51,13 @@ async fn serve_metadata(State(auth): State<Arc<Authenticator>>) -> Response {
     }
 }
 
-/// The middleware: token, then scopes (reading the body of a POST), then the inner route.
-async fn check(State(auth): State<Arc<Authenticator>>, request: Request, next: Next) -> Response {
+/// The middleware: token, then scopes (from the classified body of a POST), then the inner
+/// route.
+async fn check(
+    State((auth, body)): State<(Arc<Authenticator>, BodyReader)>,
+    request: Request,
+    next: Next,
+) -> Response {
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
     let token = match bearer_token(request.headers(), request.uri()) {
@@ -75,41 +85,12 @@ async fn check(State(auth): State<Arc<Authenticator>>, request: Request, next: N
         }
     };
     drop(token);
-    let (mut parts, body) = request.into_parts();
-    let body = if parts.method == Method::POST {
-        let too_large = parts
-            .headers
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok())
-            .is_some_and(|n| n > auth.max_body_bytes as u64);
-        let bytes = if too_large {
-            None
-        } else {
-            match axum::body::to_bytes(body, auth.max_body_bytes).await {
-                Ok(bytes) => Some(bytes),
-                Err(e) => {
-                    let limited = std::error::Error::source(&e)
-                        .is_some_and(|s| s.is::<http_body_util::LengthLimitError>());
-                    if !limited {
-                        return auth.refuse(&Refusal::new(
-                            StatusCode::BAD_REQUEST,
-                            "invalid_request",
-                            "the request body could not be read",
-                        ));
-                    }
-                    None
-                }
-            }
-        };
-        let Some(bytes) = bytes else {
-            return auth.refuse(&Refusal::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "request_too_large",
-                "the request body is over the size limit",
-            ));
-        };
-        let needed = auth.required_scopes(&bytes);
+    let mut request = match body.read(request).await {
+        Ok(request) => request,
+        Err(refused) => return refused,
+    };
+    if let Some(call) = request.extensions().get::<RpcCall>() {
+        let needed = auth.required_scopes(call);
         let missing: Vec<&str> = needed
             .iter()
             .filter(|s| !identity.has(s))
@@ -129,12 +110,9 @@ async fn check(State(auth): State<Arc<Authenticator>>, request: Request, next: N
             refusal.scope = Some(needed.into_iter().collect::<Vec<_>>().join(" "));
             return auth.refuse(&refusal);
         }
-        Body::from(bytes)
-    } else {
-        body
-    };
-    parts.extensions.insert(identity.clone());
-    let mut response = next.run(Request::from_parts(parts, body)).await;
+    }
+    request.extensions_mut().insert(identity.clone());
+    let mut response = next.run(request).await;
     response.extensions_mut().insert(identity);
     response
 }

@@ -1,9 +1,7 @@
 //! Which scopes a request needs: by JSON-RPC method and, for `tools/call`, the tool.
 
-use serde::Deserialize;
-use serde_json::Value;
-
 use super::{REFRESH_TOOL, RUN_SCRIPT_TOOL};
+use crate::http_body::{RpcCall, RpcMessage};
 
 /// What a body needs: by method, `params.name` for `tools/call`.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -28,41 +26,19 @@ impl Need {
     }
 }
 
-/// One JSON-RPC message as far as scopes care. Derived `Deserialize` refuses duplicate keys,
-/// so a body whose `method` or `name` is given twice (which another parser might read the
-/// other way) is unclassifiable, and needs every scope.
-#[derive(Deserialize)]
-struct Message {
-    method: Option<String>,
-    params: Option<Params>,
-}
-
-#[derive(Deserialize)]
-struct Params {
-    name: Option<Value>,
-}
-
-/// What a body (one message or a batch) needs; a body that cannot be classified needs every
-/// scope.
-pub(super) fn classify(body: &[u8]) -> Need {
-    let first = body.iter().find(|b| !b.is_ascii_whitespace());
-    match first {
-        Some(b'[') => match serde_json::from_slice::<Vec<Message>>(body) {
-            Ok(batch) if !batch.is_empty() => batch
-                .iter()
-                .map(classify_one)
-                .fold(Need::default(), Need::or),
-            _ => Need::ALL,
-        },
-        Some(b'{') => match serde_json::from_slice::<Message>(body) {
-            Ok(m) => classify_one(&m),
-            Err(_) => Need::ALL,
-        },
-        _ => Need::ALL,
+/// What a classified body (one message or a batch) needs; a body that is not JSON-RPC (see
+/// [`RpcCall::messages`]) needs every scope.
+pub(super) fn classify(call: &RpcCall) -> Need {
+    if !call.is_json_rpc() {
+        return Need::ALL;
     }
+    call.messages
+        .iter()
+        .map(classify_one)
+        .fold(Need::default(), Need::or)
 }
 
-fn classify_one(m: &Message) -> Need {
+fn classify_one(m: &RpcMessage) -> Need {
     let read = Need {
         read: true,
         ..Need::default()
@@ -74,17 +50,18 @@ fn classify_one(m: &Message) -> Need {
     match method {
         "initialize" | "ping" | "server/discover" | "logging/setLevel" => Need::default(),
         _ if method.starts_with("notifications/") => Need::default(),
-        "tools/call" => match m.params.as_ref().and_then(|p| p.name.as_ref()) {
-            Some(Value::String(name)) if name == RUN_SCRIPT_TOOL => Need {
+        // A tool name that is missing or not a string: every scope.
+        "tools/call" => match m.tool() {
+            Some(RUN_SCRIPT_TOOL) => Need {
                 run: true,
                 ..Need::default()
             },
-            Some(Value::String(name)) if name == REFRESH_TOOL => Need {
+            Some(REFRESH_TOOL) => Need {
                 refresh: true,
                 ..Need::default()
             },
-            Some(Value::String(_)) => read,
-            _ => Need::ALL,
+            Some(_) => read,
+            None => Need::ALL,
         },
         _ => read,
     }
@@ -93,6 +70,10 @@ fn classify_one(m: &Message) -> Need {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn classify(body: &[u8]) -> Need {
+        super::classify(&RpcCall::parse(body))
+    }
 
     const NONE: Need = Need {
         read: false,
