@@ -23,7 +23,10 @@ use ring::{
     signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair as _},
 };
 use serde_json::{Value, json};
-use skills_mcp::http_auth::{self, AuthOptions, Authenticator, Identity, LogSink};
+use skills_mcp::{
+    http_auth::{self, AuthOptions, Authenticator, Identity, LogSink},
+    http_body::{BodyReader, RpcCall},
+};
 
 /// Every test runs under this limit (a hung server fails the test instead of the run).
 const LIMIT: Duration = Duration::from_secs(60);
@@ -124,6 +127,11 @@ struct Server {
 
 /// Binds an ephemeral port on 127.0.0.1; `make` builds the options from the base URL.
 async fn start(make: impl FnOnce(&str) -> AuthOptions) -> Server {
+    start_with_body_limit(1 << 20, make).await
+}
+
+/// [`start`] with request bodies read within `limit` bytes.
+async fn start_with_body_limit(limit: usize, make: impl FnOnce(&str) -> AuthOptions) -> Server {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let logs = Arc::new(Mutex::new(Vec::new()));
@@ -142,6 +150,7 @@ async fn start(make: impl FnOnce(&str) -> AuthOptions) -> Server {
             async move {
                 count.fetch_add(1, Ordering::SeqCst);
                 let identity = request.extensions().get::<Identity>().cloned();
+                let call = request.extensions().get::<RpcCall>().cloned();
                 let body = axum::body::to_bytes(request.into_body(), 1 << 20)
                     .await
                     .unwrap();
@@ -150,12 +159,20 @@ async fn start(make: impl FnOnce(&str) -> AuthOptions) -> Server {
                     "subject": identity.as_ref().map(|i| i.subject.clone()),
                     "scopes": identity.map(|i| i.scopes.into_iter().collect::<Vec<_>>()),
                     "body_len": body.len(),
+                    // What the one read of the body classified, handed on in the extensions.
+                    "rpc": call.map(|c| json!({
+                        "batch": c.batch,
+                        "bytes": c.bytes,
+                        "methods": c.messages.iter().map(|m| m.method.clone()).collect::<Vec<_>>(),
+                        "tools": c.messages.iter().map(|m| m.tool().map(str::to_owned)).collect::<Vec<_>>(),
+                        "ids": c.messages.iter().map(|m| m.id.clone()).collect::<Vec<_>>(),
+                    })),
                 })
                 .to_string()
             }
         }),
     );
-    let app = http_auth::apply(inner, Arc::new(auth))
+    let app = http_auth::apply(inner, Arc::new(auth), BodyReader::new(limit))
         .route("/healthz", axum::routing::get(|| async { "ok" }));
     tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
     Server {
@@ -456,12 +473,7 @@ async fn static_tokens_from_the_environment_variable() {
 async fn refusals_of_malformed_requests() {
     timed(async {
         let file = static_tokens();
-        let s = start(|_| {
-            let mut o = static_options(&file);
-            o.config.max_body_bytes = 1024;
-            o
-        })
-        .await;
+        let s = start_with_body_limit(1024, |_| static_options(&file)).await;
         // A token in the query string is refused even when right (URLs end up in logs).
         let url = format!("{}?access_token={T_ALL}", s.mcp());
         let r = s
@@ -490,6 +502,52 @@ async fn refusals_of_malformed_requests() {
         s.assert_refused(&r, 0, 413, &[]);
         assert_eq!(r.json()["error"], "request_too_large");
         s.assert_never_shown(&[T_ALL, T_READ]);
+    })
+    .await;
+}
+
+/// The body is read once, after the token check, within the one limit; what it was classified
+/// as reaches the route in the request's extensions, with the body itself intact.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_body_is_read_once_and_its_classification_handed_on() {
+    timed(async {
+        let file = static_tokens();
+        let s = start_with_body_limit(4096, |_| static_options(&file)).await;
+        let r = s.post(Some(T_ALL), READ).await;
+        assert_eq!(r.status, 200, "{r:?}");
+        let body = r.json();
+        assert_eq!(body["body_len"], READ.len(), "{body}");
+        assert_eq!(
+            body["rpc"],
+            json!({"batch": false, "bytes": READ.len(), "methods": ["tools/call"], "tools": ["get_skill"], "ids": [1]})
+        );
+        let batch = format!("[{LIST},{RUN}]");
+        let r = s.post(Some(T_ALL), &batch).await;
+        assert_eq!(
+            r.json()["rpc"],
+            json!({"batch": true, "bytes": batch.len(), "methods": ["tools/list", "tools/call"], "tools": [null, "run_script"], "ids": [4, 2]})
+        );
+        // Over the one limit (4096 bytes): 413 once, with the limit, and the route not reached.
+        let big = format!(
+            r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"get_skill","arguments":{{"context":"{}"}}}}}}"#,
+            "x".repeat(4096)
+        );
+        let r = s.post(Some(T_ALL), &big).await;
+        s.assert_refused(&r, 2, 413, &[]);
+        assert_eq!(r.json()["error"], "request_too_large");
+        assert!(
+            r.json()["error_description"]
+                .as_str()
+                .unwrap()
+                .contains("4096-byte limit"),
+            "{r:?}"
+        );
+        // Under it, the same request passes.
+        let fits = big.replace(&"x".repeat(4096), &"x".repeat(3000));
+        let r = s.post(Some(T_ALL), &fits).await;
+        assert_eq!(r.status, 200, "{r:?}");
+        assert_eq!(r.json()["body_len"], fits.len());
+        s.assert_never_shown(&[T_ALL]);
     })
     .await;
 }
@@ -1000,7 +1058,11 @@ mod mcp_over_http {
         let auth = Authenticator::from_options(&static_options(tokens))
             .unwrap()
             .unwrap();
-        let app = http_auth::apply(Router::new().nest_service("/mcp", service), Arc::new(auth));
+        let app = http_auth::apply(
+            Router::new().nest_service("/mcp", service),
+            Arc::new(auth),
+            BodyReader::new(1 << 20),
+        );
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
@@ -1079,6 +1141,151 @@ mod mcp_over_http {
                 "{result:?}"
             );
             assert!(marks.path().join("ran").exists(), "the script did not run");
+        })
+        .await;
+    }
+
+    /// The server's own router (`http::router` and `http::with_limits`, the real rmcp service
+    /// and `SkillsServer`) on 127.0.0.1, with or without authentication; body limit 4096.
+    async fn start_router(
+        root: &Path,
+        tokens: Option<&tempfile::NamedTempFile>,
+    ) -> (String, Arc<skills_mcp::http::HttpState>) {
+        let opts = skills_mcp::config::LoadOptions {
+            roots: vec![root.to_path_buf()],
+            cwd: root.to_path_buf(),
+            no_default_roots: true,
+            ..Default::default()
+        };
+        let server = tokio::task::block_in_place(|| {
+            let mut loaded = skills_mcp::config::load(&opts).unwrap();
+            loaded.config.refresh.watch = false;
+            skills_mcp::mcp::open(&loaded).unwrap()
+        });
+        let config = skills_mcp::http::HttpConfig {
+            max_body_bytes: 4096,
+            ..Default::default()
+        };
+        let state = skills_mcp::http::HttpState::new(config);
+        assert!(state.server.set(server).is_ok());
+        let auth = tokens.map(|t| {
+            Arc::new(
+                Authenticator::from_options(&static_options(t))
+                    .unwrap()
+                    .unwrap(),
+            )
+        });
+        let app = skills_mcp::http::with_limits(skills_mcp::http::router(&state, auth), &state);
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+        (base, state)
+    }
+
+    /// A stateless (2026-07-28) POST of `method` with `params`: (status, body).
+    async fn post(
+        base: &str,
+        token: Option<&str>,
+        id: u64,
+        method: &str,
+        mut params: Value,
+        pad: usize,
+    ) -> (u16, String) {
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+            "pad": "x".repeat(pad),
+        });
+        let name = params["name"].as_str().map(str::to_owned);
+        let body =
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
+        let (url, token, method) = (
+            format!("{base}/mcp"),
+            token.map(str::to_owned),
+            method.to_owned(),
+        );
+        tokio::task::spawn_blocking(move || {
+            let agent: ureq::Agent = ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .timeout_global(Some(Duration::from_secs(60)))
+                .build()
+                .into();
+            let mut r = agent
+                .post(&url)
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/json, text/event-stream")
+                .header("MCP-Protocol-Version", "2026-07-28")
+                .header("Mcp-Method", &method);
+            if let Some(name) = &name {
+                r = r.header("Mcp-Name", name);
+            }
+            if let Some(t) = &token {
+                r = r.header("Authorization", &format!("Bearer {t}"));
+            }
+            let mut response = r.send(body).unwrap();
+            let status = response.status().as_u16();
+            (
+                status,
+                response.body_mut().read_to_string().unwrap_or_default(),
+            )
+        })
+        .await
+        .unwrap()
+    }
+
+    /// Through the server's real layers (access log, authentication, gate, rmcp): every POST
+    /// whose body is read is parsed by our side exactly once, whoever reads it; a stranger's
+    /// body and one over the limit are not parsed at all.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn each_request_body_is_parsed_once_through_the_servers_layers() {
+        timed(async {
+            let root = skills_root();
+            let tokens = static_tokens();
+            let (base, state) = start_router(root.path(), Some(&tokens)).await;
+            let parsed = || state.body.parsed();
+            assert_eq!(parsed(), 0);
+
+            let (status, body) = post(&base, Some(T_READ), 1, "tools/list", json!({}), 0).await;
+            assert_eq!(status, 200, "{body}");
+            assert!(body.contains("search_skills"), "{body}");
+            assert_eq!(parsed(), 1, "read by the auth layer, not again by the gate");
+
+            let search = json!({"name": "search_skills", "arguments": {"query": "greet"}});
+            let (status, body) =
+                post(&base, Some(T_READ), 2, "tools/call", search.clone(), 0).await;
+            assert_eq!(status, 200, "{body}");
+            assert!(body.contains("tools/greet"), "{body}");
+            assert_eq!(parsed(), 2);
+
+            // Refused for its scope: read (once) to know what it asks.
+            let run = json!({"name": "run_script", "arguments": {}});
+            let (status, body) = post(&base, Some(T_READ), 3, "tools/call", run, 0).await;
+            assert_eq!(status, 403, "{body}");
+            assert_eq!(parsed(), 3);
+
+            // No token: refused before the body is read.
+            let (status, _) = post(&base, None, 4, "tools/list", json!({}), 0).await;
+            assert_eq!(status, 401);
+            assert_eq!(parsed(), 3);
+
+            // Over the one limit: 413 from the one reader, nothing parsed.
+            let (status, body) = post(&base, Some(T_ALL), 5, "tools/list", json!({}), 5000).await;
+            assert_eq!(status, 413, "{body}");
+            assert!(
+                body.contains("request_too_large") && body.contains("4096"),
+                "{body}"
+            );
+            assert_eq!(parsed(), 3);
+
+            // Without authentication the gate reads it, once too.
+            let (base, state) = start_router(root.path(), None).await;
+            let (status, body) = post(&base, None, 6, "tools/call", search, 0).await;
+            assert_eq!(status, 200, "{body}");
+            assert!(body.contains("tools/greet"), "{body}");
+            let (status, _) = post(&base, None, 7, "tools/list", json!({}), 5000).await;
+            assert_eq!(status, 413);
+            assert_eq!(state.body.parsed(), 1);
         })
         .await;
     }

@@ -264,7 +264,8 @@ fn an_over_long_line_is_answered_and_serving_goes_on() {
     let started = Instant::now();
     let answer = s.next().expect("an answer to the 20 MB line");
     s.stdin = Some(writer.join().unwrap());
-    assert_eq!(answer["id"], Value::Null, "{answer}");
+    // Its id was within the limit: the client that sent it gets its answer.
+    assert_eq!(answer["id"], 1, "{answer}");
     assert_eq!(answer["error"]["code"], -32600, "{answer}");
     let message = answer["error"]["message"].as_str().unwrap();
     assert!(message.contains("line limit"), "{message}");
@@ -288,6 +289,51 @@ fn an_over_long_line_is_answered_and_serving_goes_on() {
         "the query is not echoed: {} bytes",
         text.len()
     );
+}
+
+/// A 15 MiB `tools/call` over the line limit is answered with its own id (the top-level one,
+/// not the `id` inside its arguments); a line whose id comes only after the limit gets
+/// `id: null`. Neither line is kept whole in memory, and serving goes on.
+#[test]
+fn an_over_long_line_is_answered_with_its_own_id() {
+    let root = small_root();
+    let mut s = Session::start(root.path());
+    let mut stdin = s.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let filler = "pdf ".repeat(1 << 18);
+        for (head, tail) in [
+            (
+                r#"{"jsonrpc":"2.0","id":"call-15MiB","method":"tools/call","params":{"name":"search_skills","arguments":{"id":7,"query":""#,
+                r#""}}}"#,
+            ),
+            (
+                r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"search_skills","arguments":{"id":8,"query":""#,
+                r#""}},"id":"late"}"#,
+            ),
+        ] {
+            stdin.write_all(head.as_bytes()).unwrap();
+            // 15 x 1 MiB.
+            for _ in 0..15 {
+                stdin.write_all(filler.as_bytes()).unwrap();
+            }
+            stdin.write_all(tail.as_bytes()).unwrap();
+            stdin.write_all(b"\n").unwrap();
+        }
+        stdin.flush().unwrap();
+        stdin
+    });
+    let first = s.next().expect("an answer to the first 15 MiB line");
+    let second = s.next().expect("an answer to the second 15 MiB line");
+    s.stdin = Some(writer.join().unwrap());
+    assert_eq!(first["id"], "call-15MiB", "{first}");
+    assert_eq!(second["id"], Value::Null, "{second}");
+    for answer in [&first, &second] {
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(message.contains("line limit"), "{message}");
+        assert!(answer.to_string().len() < 1000, "no echo: {answer}");
+    }
+    assert!(s.until_ping(9).is_empty());
 }
 
 #[test]

@@ -18,12 +18,14 @@
 //!
 //! # Layers (outermost first)
 //! [`with_limits`] (in-flight cap, timeout, access log) wraps the router of [`router`]
-//! (`/mcp` behind a readiness gate that also reads the body within its size limit, and the
-//! probes). Authentication (`http_auth::apply`) wraps the MCP endpoint inside [`router`],
-//! so refused requests are still logged and capped, and the probes stay open.
+//! (`/mcp` behind a readiness gate, and the probes). Authentication (`http_auth::apply`) wraps
+//! the MCP endpoint inside [`router`], so refused requests are still logged and capped, and the
+//! probes stay open. The body of a POST is read once, within `max_body_bytes`, and classified
+//! once by the one [`BodyReader`] of the server ([`crate::http_body`]): in the authentication
+//! layer after the token check when authentication is on, in the gate otherwise; the scope
+//! check and the access log read its [`RpcCall`], and rmcp gets the bytes.
 
 use std::{
-    borrow::Cow,
     sync::{Arc, OnceLock},
     time::{Duration, Instant},
 };
@@ -41,11 +43,13 @@ use http_body_util::BodyExt as _;
 use rmcp::transport::streamable_http_server::{
     StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
 };
-use serde::Deserialize;
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
-use crate::mcp::SkillsServer;
+use crate::{
+    http_body::{BodyReader, CallSlot, RpcCall},
+    mcp::SkillsServer,
+};
 
 pub mod config;
 pub use config::{DEFAULT_LISTEN, HttpConfig, HttpFlags, Transport, check_listen, parse_listen};
@@ -60,12 +64,15 @@ pub struct HttpState {
     in_flight: Arc<Semaphore>,
     /// Cancelled at shutdown: ends SSE streams and sessions.
     pub cancel: CancellationToken,
+    /// Reads and classifies request bodies, within `max_body_bytes`.
+    pub body: BodyReader,
 }
 
 impl HttpState {
     pub fn new(config: HttpConfig) -> Arc<Self> {
         Arc::new(Self {
             server: OnceLock::new(),
+            body: BodyReader::new(config.max_body_bytes),
             in_flight: Arc::new(Semaphore::new(config.max_in_flight)),
             config,
             cancel: CancellationToken::new(),
@@ -115,7 +122,7 @@ pub fn router(
         .route_service("/mcp", mcp)
         .route_layer(middleware::from_fn_with_state(state.clone(), mcp_gate));
     if let Some(auth) = auth {
-        endpoint = crate::http_auth::apply(endpoint, auth);
+        endpoint = crate::http_auth::apply(endpoint, auth, state.body.clone());
     }
     endpoint
         .route("/healthz", get(|| async { "ok\n" }))
@@ -138,48 +145,26 @@ async fn readyz(State(state): State<Arc<HttpState>>) -> Response {
 }
 
 /// What the access log names for an MCP request: the JSON-RPC method and the tool, prompt or
-/// resource it is about.
-#[derive(Debug, Clone, Default)]
-struct McpCall(String);
-
-/// The fields of a JSON-RPC message the log needs (the rest is skipped, not parsed).
-#[derive(Deserialize)]
-struct Peek<'a> {
-    #[serde(borrow)]
-    method: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    params: Option<PeekParams<'a>>,
+/// resource it is about (a single message; `-` for a batch or what is not JSON-RPC).
+fn call_label(call: &RpcCall) -> Option<String> {
+    let m = call.single()?;
+    let method = m.method.as_deref()?;
+    let target = m.name.as_deref().or(m.uri.as_deref());
+    // Names come from the client: keep them printable and short in the log.
+    let clean = |s: &str| -> String {
+        s.chars()
+            .take(200)
+            .map(|c| if c.is_control() || c == ' ' { '_' } else { c })
+            .collect()
+    };
+    Some(match target {
+        Some(t) => format!("{} {}", clean(method), clean(t)),
+        None => clean(method),
+    })
 }
 
-#[derive(Deserialize)]
-struct PeekParams<'a> {
-    #[serde(borrow)]
-    name: Option<Cow<'a, str>>,
-    #[serde(borrow)]
-    uri: Option<Cow<'a, str>>,
-}
-
-impl McpCall {
-    fn of(body: &[u8]) -> Option<Self> {
-        let peek: Peek = serde_json::from_slice(body).ok()?;
-        let method = peek.method?;
-        let target = peek.params.and_then(|p| p.name.or(p.uri));
-        // Names come from the client: keep them printable and short in the log.
-        let clean = |s: &str| -> String {
-            s.chars()
-                .take(200)
-                .map(|c| if c.is_control() || c == ' ' { '_' } else { c })
-                .collect()
-        };
-        Some(Self(match target {
-            Some(t) => format!("{} {}", clean(&method), clean(&t)),
-            None => clean(&method),
-        }))
-    }
-}
-
-/// `/mcp`: 503 until the index is built; POST bodies are read here within the size limit (413)
-/// and peeked at for the access log.
+/// `/mcp`: 503 until the index is built; the body of a POST is read and classified here unless
+/// the authentication layer did it (413 over the limit).
 async fn mcp_gate(State(state): State<Arc<HttpState>>, request: Request, next: Next) -> Response {
     if state.server.get().is_none() {
         let mut r = (StatusCode::SERVICE_UNAVAILABLE, "not ready: indexing\n").into_response();
@@ -187,55 +172,19 @@ async fn mcp_gate(State(state): State<Arc<HttpState>>, request: Request, next: N
             .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
         return r;
     }
-    if request.method() != Method::POST {
-        return next.run(request).await;
+    match state.body.read(request).await {
+        Ok(request) => next.run(request).await,
+        Err(refused) => refused,
     }
-    let limit = state.config.max_body_bytes;
-    let too_large = || {
-        (
-            StatusCode::PAYLOAD_TOO_LARGE,
-            format!("request body over {limit} bytes\n"),
-        )
-            .into_response()
-    };
-    let declared = request
-        .headers()
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit as u64) {
-        return too_large();
-    }
-    let (parts, body) = request.into_parts();
-    let bytes = match axum::body::to_bytes(body, limit).await {
-        Ok(b) => b,
-        Err(e) => {
-            let inner = e.into_inner();
-            return if inner.is::<http_body_util::LengthLimitError>() {
-                too_large()
-            } else {
-                (
-                    StatusCode::BAD_REQUEST,
-                    "the request body could not be read\n",
-                )
-                    .into_response()
-            };
-        }
-    };
-    let call = McpCall::of(&bytes);
-    let mut response = next
-        .run(Request::from_parts(parts, Body::from(bytes)))
-        .await;
-    if let Some(call) = call {
-        response.extensions_mut().insert(call);
-    }
-    response
 }
 
 /// Every request: a permit of the in-flight cap (503 at once when none is left; kept until the
 /// response body is sent, except for GET streams), the timeout (504), one access log line.
-async fn limits(State(state): State<Arc<HttpState>>, request: Request, next: Next) -> Response {
+async fn limits(State(state): State<Arc<HttpState>>, mut request: Request, next: Next) -> Response {
     let started = Instant::now();
+    // Filled by whichever layer reads the body, for the access log.
+    let slot = CallSlot::default();
+    request.extensions_mut().insert(slot.clone());
     let method = request.method().clone();
     let path = request.uri().path().to_string();
     let probe = path == "/healthz" || path == "/readyz";
@@ -267,13 +216,7 @@ async fn limits(State(state): State<Arc<HttpState>>, request: Request, next: Nex
             .into_response(),
     };
     if !probe {
-        access_log(
-            &method,
-            &path,
-            response.extensions().get::<McpCall>(),
-            response.status(),
-            started,
-        );
+        access_log(&method, &path, slot.get(), response.status(), started);
     }
     match permit {
         // A GET stream may stay open for hours: it does not hold a slot.
@@ -294,11 +237,12 @@ async fn limits(State(state): State<Arc<HttpState>>, request: Request, next: Nex
 fn access_log(
     method: &Method,
     path: &str,
-    call: Option<&McpCall>,
+    call: Option<&RpcCall>,
     status: StatusCode,
     started: Instant,
 ) {
-    let call = call.map(|c| c.0.as_str()).unwrap_or("-");
+    let call = call.and_then(call_label);
+    let call = call.as_deref().unwrap_or("-");
     let path: String = path.chars().take(200).filter(|c| !c.is_control()).collect();
     tracing::info!(
         target: "skills_mcp::http::access",

@@ -17,8 +17,9 @@
 //!
 //! A bad notification (no `id`) is not answered (JSON-RPC), only noted on stderr.
 //! [`serve_stdio`] puts the check between stdin/stdout and rmcp, with a line limit of
-//! [`MAX_LINE_BYTES`] (a longer line is skipped as it streams in, never buffered, and answered
-//! with `-32600`, `id: null`).
+//! [`MAX_LINE_BYTES`]: a longer line is skipped as it streams in, never buffered, and answered
+//! with `-32600`, carrying the request's `id` when its top-level `id` appears within the limit
+//! ([`top_level_id`]), `id: null` otherwise.
 
 use std::sync::Arc;
 
@@ -95,10 +96,11 @@ fn clip_message(m: &str) -> String {
     }
 }
 
-/// The answer to a line longer than [`MAX_LINE_BYTES`].
-pub fn too_long_response(len: usize) -> Value {
+/// The answer to a line longer than [`MAX_LINE_BYTES`]: `id` is what [`top_level_id`] found in
+/// the part that was read (`null` when nothing).
+pub fn too_long_response(id: Value, len: usize) -> Value {
     error_response(
-        Value::Null,
+        id,
         INVALID_REQUEST,
         &format!(
             "the message is longer than the {MAX_LINE_BYTES}-byte line limit ({}{len} bytes); it was skipped",
@@ -109,6 +111,122 @@ pub fn too_long_response(len: usize) -> Value {
             }
         ),
     )
+}
+
+/// The top-level `id` of a JSON-RPC message of which only `prefix` was read (a line over the
+/// limit): a string or a number (`null` for any other value), found by a scanner that follows
+/// strings (with their escapes) and nesting, so an `id` inside `params` is never taken. `None`
+/// when the prefix is not the start of a JSON object or ends before a top-level `id` value is
+/// complete. The first top-level `id` wins.
+pub fn top_level_id(prefix: &[u8]) -> Option<Value> {
+    let mut s = Scan { b: prefix, i: 0 };
+    s.ws();
+    s.eat(b'{')?;
+    loop {
+        s.ws();
+        match s.peek()? {
+            b'}' => return None,
+            b',' => {
+                s.i += 1;
+                continue;
+            }
+            b'"' => {}
+            _ => return None,
+        }
+        let key = s.string()?;
+        s.ws();
+        s.eat(b':')?;
+        s.ws();
+        // An escaped `id` is at most `"\u0069\u0064"`: longer keys are not decoded.
+        let is_id =
+            key.len() <= 14 && serde_json::from_slice::<String>(key).is_ok_and(|k| k == "id");
+        let value = s.value()?;
+        if is_id {
+            return Some(match value.first() {
+                Some(b'"' | b'-' | b'0'..=b'9') => serde_json::from_slice(value).ok()?,
+                _ => Value::Null,
+            });
+        }
+    }
+}
+
+/// A cursor over a prefix of JSON text: each step returns `None` when the prefix ends first.
+struct Scan<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Scan<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+
+    fn ws(&mut self) {
+        while self.peek().is_some_and(|c| c.is_ascii_whitespace()) {
+            self.i += 1;
+        }
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek()? == c).then(|| self.i += 1)
+    }
+
+    /// A string starting at the cursor: its raw text, quotes included.
+    fn string(&mut self) -> Option<&'a [u8]> {
+        let start = self.i;
+        self.eat(b'"')?;
+        loop {
+            let rest = self.b.get(self.i..)?;
+            let at = rest.iter().position(|&c| c == b'"' || c == b'\\')?;
+            self.i += at;
+            if self.b[self.i] == b'"' {
+                self.i += 1;
+                return Some(&self.b[start..self.i]);
+            }
+            // A backslash escapes the next byte (`\uXXXX` needs nothing more here).
+            self.i += 2;
+        }
+    }
+
+    /// One value starting at the cursor (skipped, nesting followed): its raw text. A number or
+    /// literal is complete only when something follows it.
+    fn value(&mut self) -> Option<&'a [u8]> {
+        let start = self.i;
+        match self.peek()? {
+            b'"' => {
+                self.string()?;
+            }
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    match self.peek()? {
+                        b'"' => {
+                            self.string()?;
+                            continue;
+                        }
+                        b'{' | b'[' => depth += 1,
+                        b'}' | b']' => depth -= 1,
+                        _ => {}
+                    }
+                    self.i += 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+            }
+            _ => {
+                let rest = self.b.get(self.i..)?;
+                let len = rest
+                    .iter()
+                    .position(|&c| matches!(c, b',' | b'}' | b']') || c.is_ascii_whitespace())?;
+                if len == 0 {
+                    return None;
+                }
+                self.i += len;
+            }
+        }
+        Some(&self.b[start..self.i])
+    }
 }
 
 /// Check one line (one JSON-RPC message, without its newline) from a client.
@@ -280,8 +398,9 @@ where
 {
     let mut reader = BufReader::with_capacity(64 * 1024, input);
     let mut line: Vec<u8> = Vec::new();
-    // Bytes of the current line seen so far when it went over the limit (it is being skipped).
-    let mut skipping: Option<usize> = None;
+    // The current line went over the limit and is being skipped: its bytes seen so far, and
+    // the request's id when it was within the limit.
+    let mut skipping: Option<(usize, Value)> = None;
     loop {
         let buf = match reader.fill_buf().await {
             Ok(b) => b,
@@ -297,8 +416,8 @@ where
                 if !handle(&l, &mut to_rmcp, &out).await {
                     break;
                 }
-            } else if let Some(n) = skipping {
-                answer(&out, &too_long_response(n)).await;
+            } else if let Some((n, id)) = skipping {
+                answer(&out, &too_long_response(id, n)).await;
             }
             break;
         }
@@ -308,20 +427,24 @@ where
         };
         let used = chunk.len() + usize::from(newline);
         match skipping.as_mut() {
-            Some(n) => *n += chunk.len(),
+            Some((n, _)) => *n += chunk.len(),
             None if line.len() + chunk.len() > MAX_LINE_BYTES => {
-                skipping = Some(line.len() + chunk.len());
+                // What fits is read for the id; the rest of the line is dropped as it comes.
+                let room = MAX_LINE_BYTES - line.len();
+                line.extend_from_slice(&chunk[..room]);
+                let id = top_level_id(&line).unwrap_or(Value::Null);
+                skipping = Some((line.len() - room + chunk.len(), id));
                 line = Vec::new();
             }
             None => line.extend_from_slice(chunk),
         }
         reader.consume(used);
         if newline {
-            if let Some(n) = skipping.take() {
+            if let Some((n, id)) = skipping.take() {
                 tracing::warn!(
                     "a message of {n} bytes is over the {MAX_LINE_BYTES}-byte line limit; answered with an error"
                 );
-                answer(&out, &too_long_response(n)).await;
+                answer(&out, &too_long_response(id, n)).await;
             } else {
                 let ok = handle(&line, &mut to_rmcp, &out).await;
                 line.clear();
@@ -415,4 +538,127 @@ where
     tokio::spawn(filter_lines(input, to_rmcp, out.clone()));
     let copied = tokio::spawn(copy_lines(from_rmcp, out));
     (rmcp_side, copied)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(prefix: &str) -> Option<Value> {
+        top_level_id(prefix.as_bytes())
+    }
+
+    #[test]
+    fn the_top_level_id_is_found_as_a_number_or_a_string() {
+        assert_eq!(id(r#"{"jsonrpc":"2.0","id":7,"method":"x"#), Some(json!(7)));
+        assert_eq!(id(r#" { "id" : -2.5e3 , "#), Some(json!(-2500.0)));
+        assert_eq!(id(r#"{"id":"a-1","params":{"#), Some(json!("a-1")));
+        assert_eq!(
+            id(r#"{"id":"q\"uo\\te\u00e9","#),
+            Some(json!("q\"uo\\te\u{e9}"))
+        );
+        // An escaped key is the same key.
+        assert_eq!(id(r#"{"\u0069d":3,"#), Some(json!(3)));
+        // Any other value: `null` (the id is answered as unusable).
+        assert_eq!(id(r#"{"id":null,"#), Some(Value::Null));
+        assert_eq!(id(r#"{"id":{"a":1},"#), Some(Value::Null));
+        assert_eq!(id(r#"{"id":true,"#), Some(Value::Null));
+    }
+
+    #[test]
+    fn an_id_inside_params_or_a_string_is_not_taken() {
+        let head = r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x","arguments":{"id":1,"q":"pdf"#;
+        assert_eq!(id(head), None);
+        // The top-level id after a nested one.
+        let line = r#"{"params":{"id":1,"list":[{"id":2},"}",{"x":"\"id\":3"}]},"id":"top","#;
+        assert_eq!(id(line), Some(json!("top")));
+        // `"id":` inside a string value, its quotes escaped.
+        let line = r#"{"method":"a\",\"id\":9,\"b","id":4,"#;
+        assert_eq!(id(line), Some(json!(4)));
+        // A key that merely contains "id".
+        assert_eq!(id(r#"{"idx":1,"uid":2,"id":3,"#), Some(json!(3)));
+    }
+
+    #[test]
+    fn an_id_cut_by_the_limit_or_after_it_is_not_found() {
+        // The number may go on past the limit.
+        assert_eq!(id(r#"{"id":12"#), None);
+        assert_eq!(id(r#"{"id":"abc"#), None);
+        assert_eq!(id(r#"{"id""#), None);
+        assert_eq!(id(r#"{"params":{"a":"\"#), None);
+        assert_eq!(id(r#"{"method":"x","params":{"a":[1,2"#), None);
+        // Not an object.
+        assert_eq!(id(r#"[{"id":1},"#), None);
+        assert_eq!(id(""), None);
+        assert_eq!(id(r#"{"id":1}"#), Some(json!(1)));
+        assert_eq!(id(r#"{}"#), None);
+    }
+
+    /// A line of `len` bytes: `head`, filler inside a string, `tail`.
+    fn long_line(head: &str, len: usize, tail: &str) -> Vec<u8> {
+        let mut line = head.as_bytes().to_vec();
+        line.resize(len - tail.len(), b'x');
+        line.extend_from_slice(tail.as_bytes());
+        line.push(b'\n');
+        line
+    }
+
+    async fn answers_to(input: Vec<u8>) -> Vec<Value> {
+        let (to_rmcp, mut rmcp_side) = tokio::io::duplex(1 << 16);
+        let (mut out_read, out_write) = tokio::io::duplex(1 << 16);
+        let out = Arc::new(tokio::sync::Mutex::new(out_write));
+        let forwarded = tokio::spawn(async move {
+            let mut all = Vec::new();
+            tokio::io::AsyncReadExt::read_to_end(&mut rmcp_side, &mut all)
+                .await
+                .unwrap();
+            all
+        });
+        filter_lines(&input[..], to_rmcp, out.clone()).await;
+        drop(out);
+        let mut text = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut out_read, &mut text)
+            .await
+            .unwrap();
+        let forwarded = forwarded.await.unwrap();
+        assert!(
+            forwarded.len() < 1000,
+            "{} bytes forwarded",
+            forwarded.len()
+        );
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn an_over_long_line_is_answered_with_its_id_when_it_was_read() {
+        let head = r#"{"jsonrpc":"2.0","id":"call-15","method":"tools/call","params":{"name":"x","arguments":{"id":1,"q":""#;
+        let mut input = long_line(head, 15 << 20, r#""}}}"#);
+        // Its id after the limit: not known.
+        let head = r#"{"jsonrpc":"2.0","method":"tools/call","params":{"arguments":{"q":""#;
+        input.extend(long_line(head, MAX_LINE_BYTES + 10, r#""}},"id":5}"#));
+        // Over the limit at the end of input, without a newline.
+        let head = r#"{"id":6,"params":""#;
+        let mut last = long_line(head, MAX_LINE_BYTES + 1, r#""}"#);
+        last.pop();
+        input.extend(last);
+        let answers = answers_to(input).await;
+        assert_eq!(answers.len(), 3, "{answers:?}");
+        for (answer, id) in answers
+            .iter()
+            .zip([json!("call-15"), Value::Null, json!(6)])
+        {
+            assert_eq!(answer["id"], id, "{answer}");
+            assert_eq!(answer["error"]["code"], INVALID_REQUEST, "{answer}");
+            let message = answer["error"]["message"].as_str().unwrap();
+            assert!(message.contains("line limit"), "{message}");
+        }
+        assert!(
+            answers[0]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(&(15 << 20).to_string())
+        );
+    }
 }

@@ -13,6 +13,7 @@ pub mod git;
 pub mod harden;
 pub mod http;
 pub mod http_auth;
+pub mod http_body;
 pub mod index_cache;
 pub mod jsonrpc;
 pub mod logging;

@@ -181,8 +181,6 @@ auth:
     run: skills:run
     # Refreshing sources (`refresh_skills`).
     refresh: skills:refresh
-  # Largest request body the scope check reads, in bytes (larger: 413).
-  max_body_bytes: 4194304
 "#;
 
 /// The full default configuration, a comment on every key.
