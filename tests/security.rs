@@ -520,9 +520,9 @@ fn control_characters_in_names_cannot_forge_log_lines() {
         "notes/bad\n\x1b[2Jname.md",
         "---\ndescription: [unclosed\n---\nBody.\n",
     );
+    // At debug, start-up logs each finding (by default they are counted in one line).
     let child = bin(home.path(), &[])
-        .arg("--no-default-roots")
-        .arg("--root")
+        .args(["--log-level", "debug", "--no-default-roots", "--root"])
         .arg(&root)
         .arg("serve")
         .stdout(Stdio::piped())

@@ -342,7 +342,7 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         let mut auth = args.auth.clone();
         auth.config = loaded.config.auth.clone();
         let auth = crate::http_auth::Authenticator::from_options(&auth)?.map(Arc::new);
-        let http = crate::serve::http::Http::new(config, auth)?;
+        let http = crate::serve::http::Http::new(config, auth);
         crate::serve::run(&loaded, git, http)?;
     }
     Ok(ExitCode::SUCCESS)

@@ -1,7 +1,7 @@
 //! MCP over Streamable HTTP over the one start-up ([`super::run`]); the endpoint, its limits
 //! and its probes are [`crate::http`]'s.
 
-use std::{net::SocketAddr, sync::Arc};
+use std::sync::Arc;
 
 use anyhow::{Context as _, Result, anyhow};
 
@@ -14,29 +14,17 @@ use crate::http_auth::Authenticator;
 pub struct Http {
     config: HttpConfig,
     auth: Option<Arc<Authenticator>>,
-    addr: SocketAddr,
     listener: Option<tokio::net::TcpListener>,
 }
 
 impl Http {
-    /// Checks the address before anything starts: a non-loopback address needs authentication
-    /// or `public_without_auth` ([`check_listen`]).
-    pub fn new(config: HttpConfig, auth: Option<Arc<Authenticator>>) -> Result<Self> {
-        let addr =
-            parse_listen(&config.listen).with_context(|| format!("--http {:?}", config.listen))?;
-        let auth_configured = auth.as_ref().is_some_and(|a| a.is_configured());
-        check_listen(addr, auth_configured, config.public_without_auth)?;
-        if !addr.ip().to_canonical().is_loopback() && !auth_configured {
-            tracing::warn!(
-                "serving {addr} WITHOUT authentication: anyone who can reach it can use it"
-            );
-        }
-        Ok(Self {
+    /// Serve with `config` (flags applied) behind `auth`, when configured.
+    pub fn new(config: HttpConfig, auth: Option<Arc<Authenticator>>) -> Self {
+        Self {
             config,
             auth,
-            addr,
             listener: None,
-        })
+        }
     }
 }
 
@@ -45,8 +33,18 @@ impl Transport for Http {
         "ready".into()
     }
 
+    /// Checks the address (a non-loopback one needs authentication or `public_without_auth`,
+    /// [`check_listen`]), then binds it.
     fn prepare(&mut self) -> Result<()> {
-        let addr = self.addr;
+        let listen = &self.config.listen;
+        let addr = parse_listen(listen).with_context(|| format!("--http {listen:?}"))?;
+        let auth_configured = self.auth.as_ref().is_some_and(|a| a.is_configured());
+        check_listen(addr, auth_configured, self.config.public_without_auth)?;
+        if !addr.ip().to_canonical().is_loopback() && !auth_configured {
+            tracing::warn!(
+                "serving {addr} WITHOUT authentication: anyone who can reach it can use it"
+            );
+        }
         let std = std::net::TcpListener::bind(addr)
             .with_context(|| format!("cannot listen on {addr}"))?;
         std.set_nonblocking(true)?;
