@@ -232,27 +232,29 @@ impl WithDraft<'_> {
     /// How the draft fares on `query` (see [`DraftScore`]); `limit` bounds `above`.
     pub fn score(&self, query: &str, limit: usize) -> DraftScore {
         let q = prepare(self, query);
-        let mut ranked = rank(self, &q, usize::MAX);
+        // Every matching skill, scored as a search scores them; only the order among those
+        // listed is needed, and where the draft falls.
+        let (mut scored, key) = score_all(self, &q, usize::MAX);
         let draft = self.draft_doc();
-        let matching = ranked.len();
-        let Some(at) = ranked.iter().position(|r| r.0 == draft) else {
-            ranked.truncate(limit);
+        let matching = scored.len();
+        let Some(at) = scored.iter().position(|r| r.0 == draft) else {
             return DraftScore {
                 score: 0.0,
                 rank: None,
                 matching,
                 matched: Vec::new(),
-                above: ranked,
+                above: best(self, scored, &key, limit),
             };
         };
-        let score = ranked[at].1;
-        ranked.truncate(at.min(limit));
+        let (_, score) = scored.swap_remove(at);
+        scored.retain(|x| order(self, (x.0, key[x.0]), (draft, key[draft])) == Ordering::Less);
+        let rank = scored.len() + 1;
         DraftScore {
             score,
-            rank: Some(at + 1),
+            rank: Some(rank),
             matching,
             matched: matched(self, &q, draft),
-            above: ranked,
+            above: best(self, scored, &key, limit),
         }
     }
 }

@@ -1,11 +1,79 @@
 //! Per-field, per-term explanation of one skill's score.
 //!
-//! The score explained is the scorer's own: [`raw_scores`], [`PairScorer`] and [`finalise`]
-//! over the index, as [`SearchIndex::search`] runs them (so `explain` costs about a search).
-//! What is added here is the account of it: which alternative of each request term the skill
-//! matched, and how its share splits across the fields.
+//! The score explained is the scorer's own: [`raw_scores`], [`PairScorer`] and [`finalise`],
+//! run over [`OneDoc`], the index seen through the one skill explained (the collection's
+//! statistics unchanged, only that skill's postings), so the arithmetic is a search's and the
+//! cost a few lookups. What is added here is the account of it: which alternative of each
+//! request term the skill matched, and how its share splits across the fields.
 
 use super::*;
+
+/// The index seen through one of its documents, numbered 0: `N`, document frequencies and the
+/// vocabulary are the whole index's; the postings are that document's only.
+struct OneDoc<'a> {
+    index: &'a SearchIndex,
+    doc: usize,
+}
+
+impl Statistics for OneDoc<'_> {
+    fn params(&self) -> &Params {
+        &self.index.params
+    }
+
+    fn n_docs(&self) -> usize {
+        self.index.n_docs
+    }
+
+    fn doc_bound(&self) -> usize {
+        1
+    }
+
+    fn term_bound(&self) -> usize {
+        Statistics::term_bound(self.index)
+    }
+
+    fn term(&self, t: u32) -> &str {
+        self.index.term(t)
+    }
+
+    fn term_id(&self, text: &str) -> Option<u32> {
+        self.index.term_id(text)
+    }
+
+    fn df(&self, t: u32) -> usize {
+        Statistics::df(self.index, t)
+    }
+
+    fn each_extension(&self, text: &str, f: impl FnMut(u32)) {
+        self.index.each_extension(text, f);
+    }
+
+    fn each_typo_candidate(&self, lens: std::ops::RangeInclusive<usize>, f: impl FnMut(u32)) {
+        self.index.each_typo_candidate(lens, f);
+    }
+
+    fn each_posting(&self, t: u32, mut f: impl FnMut(usize, bool, f32)) {
+        if let Some(i) = self.index.find_posting(t, self.doc) {
+            f(0, self.index.docs.get(i).1, self.index.sat[i]);
+        }
+    }
+
+    fn has_term(&self, t: u32, _doc: usize) -> bool {
+        self.index.has_term(t, self.doc)
+    }
+
+    fn seq(&self, _doc: usize) -> &[u32] {
+        Statistics::seq(self.index, self.doc)
+    }
+
+    fn priority(&self, _doc: usize) -> i32 {
+        self.index.priority[self.doc]
+    }
+
+    fn path(&self, _doc: usize) -> &str {
+        &self.index.paths[self.doc]
+    }
+}
 
 impl SearchIndex {
     /// Per-field, per-term contributions of `doc` to `query`.
@@ -30,14 +98,11 @@ impl SearchIndex {
         }
         let q = prepare(self, query);
         // The score, as a search computes it.
-        let (raw, words) = if q.slots.is_empty() {
-            (0.0, 0)
-        } else {
-            let (raw, words) = raw_scores(self, &q);
-            (raw[doc], words[doc])
-        };
-        let pair_raw = if raw > 0.0 && !q.pairs.is_empty() {
-            PairScorer::new(self, &q).score(self, &q, doc)
+        let one = OneDoc { index: self, doc };
+        let (raw, words) = raw_scores(&one, &q);
+        let (raw, words) = (raw[0], words[0]);
+        let pair_raw = if raw > 0.0 && !q.pairs.is_empty() && q.max > 0.0 {
+            PairScorer::new(&one, &q).score(&one, &q, 0)
         } else {
             0.0
         };

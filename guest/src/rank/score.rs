@@ -304,11 +304,16 @@ pub(super) fn order<S: Statistics>(s: &S, a: (usize, f64), b: (usize, f64)) -> O
         .then_with(|| s.path(a.0).cmp(s.path(b.0)))
 }
 
-/// The documents of `s` matching `q`, best first ([`order`]), at most `limit`: (document,
-/// score normalised to 0..=1).
-pub(super) fn rank<S: Statistics>(s: &S, q: &Query, limit: usize) -> Vec<(usize, f64)> {
+/// Every document of `s` matching `q`, in document order: (document, score normalised to
+/// 0..=1), and each document's sort key. Pair bonuses are added to those that could then be
+/// among the `limit` best (exact: the others stay below them whatever they hold).
+pub(super) fn score_all<S: Statistics>(
+    s: &S,
+    q: &Query,
+    limit: usize,
+) -> (Vec<(usize, f64)>, Vec<f64>) {
     if q.slots.is_empty() || limit == 0 {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     let params = s.params();
     let (raw, words) = raw_scores(s, q);
@@ -323,7 +328,7 @@ pub(super) fn rank<S: Statistics>(s: &S, q: &Query, limit: usize) -> Vec<(usize,
     }
     if !q.pairs.is_empty() && q.max > 0.0 {
         // A skill gains at most `bound` from pairs: only those that could then reach the
-        // `limit` best are looked at (exact: the others stay below them).
+        // `limit` best are looked at.
         let bound: f64 = q.pairs.iter().map(|p| p.weight).sum::<f64>() / q.max;
         let threshold = if out.len() > limit {
             let mut keys: Vec<f64> = out.iter().map(|s| key[s.0]).collect();
@@ -348,13 +353,33 @@ pub(super) fn rank<S: Statistics>(s: &S, q: &Query, limit: usize) -> Vec<(usize,
             }
         }
     }
+    (out, key)
+}
+
+/// The `limit` first of `scored` ([`score_all`]'s documents and keys) in [`order`].
+pub(super) fn best<S: Statistics>(
+    s: &S,
+    mut scored: Vec<(usize, f64)>,
+    key: &[f64],
+    limit: usize,
+) -> Vec<(usize, f64)> {
     let cmp = |a: &(usize, f64), b: &(usize, f64)| order(s, (a.0, key[a.0]), (b.0, key[b.0]));
-    if out.len() > limit {
-        out.select_nth_unstable_by(limit - 1, cmp);
-        out.truncate(limit);
+    if scored.len() > limit {
+        if limit == 0 {
+            return Vec::new();
+        }
+        scored.select_nth_unstable_by(limit - 1, cmp);
+        scored.truncate(limit);
     }
-    out.sort_by(cmp);
-    out
+    scored.sort_by(cmp);
+    scored
+}
+
+/// The documents of `s` matching `q`, best first ([`order`]), at most `limit`: (document,
+/// score normalised to 0..=1).
+pub(super) fn rank<S: Statistics>(s: &S, q: &Query, limit: usize) -> Vec<(usize, f64)> {
+    let (scored, key) = score_all(s, q, limit);
+    best(s, scored, &key, limit)
 }
 
 /// The request words (as written) `doc` matched, directly or through an expansion.

@@ -1,18 +1,19 @@
 //! The collection statistics the scorer reads, behind one trait.
 //!
-//! The scorer ([`super::score`]) reads a collection only through [`Statistics`], as tantivy's
+//! The scorer (`score.rs`) reads a collection only through [`Statistics`], as tantivy's
 //! BM25 weight reads a `Bm25StatisticsProvider`: the number of skills, each term's document
 //! frequency, the vocabulary (for prefix and typo alternatives), the postings with their
-//! saturated frequencies, and what pairs and the ordering need of each skill. Two collections
-//! provide them:
+//! saturated frequencies, and what pairs and the ordering need of each skill. Three
+//! providers:
 //!
 //! - [`SearchIndex`] (here): everything precomputed at build time, the saturated frequency of
 //!   each posting included (the field weights, `b` and the mean field lengths are folded into
 //!   it), so a search reads flat arrays;
 //! - [`super::WithDraft`]: the index with a draft skill added (or replacing the skill of its
-//!   path), its statistics derived from the index's on the fly.
+//!   path), its statistics derived from the index's on the fly;
+//! - `OneDoc` (`explain.rs`): the index seen through the one skill an explanation is about.
 //!
-//! So a search and a draft's ranking are the same code over two providers.
+//! So a search, a draft's ranking and an explanation are the same code.
 
 use super::*;
 
