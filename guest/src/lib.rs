@@ -20,8 +20,10 @@ pub mod synonyms;
 pub mod text;
 pub mod tiers;
 pub mod views;
+pub mod walk;
 
-pub use index::{Index, walk_policy};
+pub use index::Index;
+pub use walk::walk_policy;
 pub mod assets;
 pub mod bytes;
 pub mod codec;
