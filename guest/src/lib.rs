@@ -26,6 +26,8 @@ pub use index::Index;
 pub use walk::walk_policy;
 pub mod assets;
 pub mod bytes;
+#[cfg(feature = "cli")]
+pub mod cli_args;
 pub mod codec;
 pub mod discover;
 pub mod extension;
