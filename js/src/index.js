@@ -6,6 +6,8 @@
 import { instantiate } from '../dist/engine/skills_engine.js';
 import { wasiImports } from './wasi.js';
 
+export { walkRoot } from './walk.js';
+
 const CORE_FILES = ['skills_engine.core.wasm', 'skills_engine.core2.wasm', 'skills_engine.core3.wasm'];
 
 /** Default engine settings (the `matching` section's defaults). */
@@ -165,6 +167,20 @@ export class Engine {
     return this._call(null, (x) => x.getWalkPolicy());
   }
 
+  /**
+   * One folder of a walk, by the engine's rules (WIT `walk-folder`; `walkRoot` of walk.js
+   * drives it): which `children` ([{name, kind: 'file'|'directory'|'symlink'|{special}, size}],
+   * any order) of the folder `path` are listed and in which order, which folders to walk next.
+   */
+  walkFolder(root, path, depth, listed, children) {
+    const kids = children.map((c) => ({
+      name: String(c.name),
+      kind: typeof c.kind === 'object' && c.kind !== null ? { tag: 'special', val: String(c.kind.special) } : { tag: c.kind },
+      size: BigInt(c.size ?? 0),
+    }));
+    return this._call(null, (x) => x.walkFolder(root, path, depth, listed, kids));
+  }
+
   /** Check a relative file argument; returns it, or throws `invalid-path`. */
   validateRelativePath(path) {
     return this._call(null, (x) => x.validateRelativePath(path));
@@ -192,9 +208,6 @@ export class Engine {
     return new Index(this, roots, toConfig(config));
   }
 }
-
-/** Most bytes handed over in one `add-files` batch. */
-const BATCH_BYTES = 256 * 1024;
 
 /** A finished index of some roots. */
 export class Index {
@@ -225,6 +238,8 @@ export class Index {
     this.#handle = null;
     const handle = this.#engine._call(this, (x) => new x.Index(this.#config));
     this.#generation = this.#engine._generation;
+    // `add-files` batches as large as the engine's walk policy says.
+    const { maxBatchBytes, maxBatchFiles } = this.#engine.walkPolicy();
     this.#roots.forEach((root, id) => {
       const wanted = this.#engine._call(this, () => handle.addRoot(root.name, toEntries(root.entries)));
       let batch = [];
@@ -246,9 +261,9 @@ export class Index {
           this.readErrors.push({ root: id, path, error: String(e && e.message ? e.message : e) });
           continue;
         }
+        if (batch.length && (size + bytes.length > maxBatchBytes || batch.length >= maxBatchFiles)) flush();
         batch.push({ path, bytes });
         size += bytes.length;
-        if (size >= BATCH_BYTES) flush();
       }
       flush();
     });
