@@ -316,7 +316,7 @@ struct StdFolders<'a> {
 impl Folders for StdFolders<'_> {
     type Meta = ();
 
-    fn list(&mut self, path: &str) -> Result<Vec<Result<Child<()>, String>>, String> {
+    fn list(&mut self, path: &str) -> skills_engine::walk::Listed<()> {
         let entries = std::fs::read_dir(if path.is_empty() {
             self.dir.to_path_buf()
         } else {

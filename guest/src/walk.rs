@@ -59,13 +59,16 @@ pub struct Child<M> {
     pub meta: Option<M>,
 }
 
+/// What [`Folders::list`] answers: the folder's children, or why it cannot be listed.
+pub type Listed<M> = Result<Vec<Result<Child<M>, String>>, String>;
+
 /// A root's folders, as a host lists them.
 pub trait Folders {
     /// The host's data about a listed file.
     type Meta;
     /// The entries of the folder `path` (`""`: the root), in any order: `Err` when the folder
     /// cannot be listed, an inner `Err` for an entry that cannot be read.
-    fn list(&mut self, path: &str) -> Result<Vec<Result<Child<Self::Meta>, String>>, String>;
+    fn list(&mut self, path: &str) -> Listed<Self::Meta>;
 }
 
 /// A root's listing.

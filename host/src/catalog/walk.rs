@@ -124,7 +124,7 @@ impl skills_engine::walk::Folders for CapFolders<'_> {
     /// A file's metadata, for the index cache's fingerprint.
     type Meta = cap_std::fs::Metadata;
 
-    fn list(&mut self, path: &str) -> Result<Vec<Result<Child<Self::Meta>, String>>, String> {
+    fn list(&mut self, path: &str) -> skills_engine::walk::Listed<Self::Meta> {
         let listed = if path.is_empty() {
             self.dir.entries()
         } else {
