@@ -9,26 +9,25 @@
 //! ```
 //!
 //! It is a host of the engine like the native `skills-mcp`, and as thin: it walks each root
-//! with `std::fs` (that is `wasi:filesystem`) following the engine's walk policy, hands the
-//! listing and the files the engine asks for to [`skills_engine::Index`], and prints the
-//! answers with [`skills_engine::output`], the very functions `skills-mcp` prints with. Every
-//! rule about skills stays in the engine crate. See `docs/wasi.md`.
+//! with the engine crate's walk ([`skills_engine::walk`], the very rules `skills-mcp` walks
+//! by) over `std::fs` (that is `wasi:filesystem`), hands the listing and the files the engine
+//! asks for to [`skills_engine::Index`] in the walk's batches, and prints the answers with
+//! [`skills_engine::output`], the very functions `skills-mcp` prints with. Its `search`, `get`
+//! and `validate` arguments are `skills-mcp`'s own ([`skills_engine::cli_args`]). Every rule
+//! about skills stays in the engine crate. See `docs/wasi.md`.
 
 use std::io::{BufRead as _, Read as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory as _, FromArgMatches as _, Parser, Subcommand};
+use skills_engine::cli_args::{AlgorithmArg, GetArgs, SearchArgs, VALIDATE_ROOTS, ValidateArgs};
 use skills_engine::model::{
-    Algorithm, Diagnostic, EngineConfig, Entry, EntryKind, Error, FileData, FileReport, Files,
-    RouteOutcome, Severity, WalkPolicy,
+    ChildKind, EngineConfig, Error, FileData, FileReport, Files, RouteOutcome, Severity,
 };
+use skills_engine::walk::{Child, Folders, host_report};
 use skills_engine::{Index, output};
 
-/// Most bytes of files in one `add_files` batch (as the native host).
-const BATCH_BYTES: u64 = 256 * 1024;
-/// Most files in one `add_files` batch.
-const BATCH_FILES: usize = 256;
 /// The root used when no `--root` is given: mount it with `--dir ./skills::/skills`.
 const DEFAULT_ROOT: &str = "/skills";
 
@@ -50,15 +49,6 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum AlgorithmArg {
-    /// Fielded BM25 with stemming; scores normalised to 0..1 (the default).
-    Ranked,
-    /// Keyword matching: a skill scores the fraction of its keywords that the request's words
-    /// match.
-    Keywords,
-}
-
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Rank skills against a query.
@@ -71,47 +61,18 @@ enum Command {
     Validate(ValidateArgs),
 }
 
-#[derive(Debug, Args)]
-struct SearchArgs {
-    /// The query (omit with --batch).
-    #[arg(required_unless_present = "batch", conflicts_with = "batch")]
-    query: Option<String>,
-    /// Most results.
-    #[arg(long, short = 'n', default_value_t = 10)]
-    limit: u32,
-    /// Print JSON: {"query":..,"results":[{"skill_path","name","score","description"},..]}.
-    #[arg(long)]
-    json: bool,
-    /// Show why each result scores what it does.
-    #[arg(long)]
-    explain: bool,
-    /// Read one query per line on stdin; write one JSON line per query.
-    #[arg(long)]
-    batch: bool,
-}
-
-#[derive(Debug, Args)]
-struct GetArgs {
-    /// A free-text description of the task.
-    #[arg(required_unless_present = "path", conflicts_with = "path")]
-    context: Option<String>,
-    /// Print this skill instead of routing a request.
-    #[arg(long, value_name = "SKILL_PATH")]
-    path: Option<String>,
-}
-
-#[derive(Debug, Args)]
-struct ValidateArgs {
-    /// Roots to check (default: the --root ones).
-    #[arg(id = "check_roots", value_name = "ROOT")]
-    roots: Vec<PathBuf>,
-    /// Print only files with findings (and the summary).
-    #[arg(long, short)]
-    quiet: bool,
+/// The command line: [`Cli`], with `validate`'s roots explained for this command.
+fn parse() -> Result<Cli, clap::Error> {
+    let command = Cli::command().mut_subcommand("validate", |v| {
+        v.mut_arg(VALIDATE_ROOTS, |a| {
+            a.help("Roots to check (default: the --root ones)")
+        })
+    });
+    Cli::from_arg_matches_mut(&mut command.try_get_matches()?)
 }
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match parse() {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -172,10 +133,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
     }
     let mut config = EngineConfig::default();
     if let Some(a) = cli.algorithm {
-        config.algorithm = match a {
-            AlgorithmArg::Ranked => Algorithm::Ranked,
-            AlgorithmArg::Keywords => Algorithm::Keywords,
-        };
+        config.algorithm = a.into();
     }
     let catalog = Catalog::open(roots, config)?;
     let mut out = std::io::stdout().lock();
@@ -285,7 +243,9 @@ impl Catalog {
             let name = dir.display().to_string();
             let entries = if dir.is_dir() {
                 usable += 1;
-                walk(dir, root, &policy, &mut host_reports)
+                let listing = skills_engine::walk::walk(&mut StdFolders { dir }, root, &policy);
+                host_reports.extend(listing.findings);
+                listing.entries.into_iter().map(|(e, _)| e).collect()
             } else {
                 eprintln!(
                     "skills-engine-cli: root {name}: cannot open the skill root {name} (is it mounted? e.g. --dir ./skills::/skills)"
@@ -301,35 +261,35 @@ impl Catalog {
             let sizes: std::collections::HashMap<String, u64> =
                 entries.iter().map(|e| (e.path.clone(), e.size)).collect();
             let wanted = index.add_root(&name, entries)?;
-            let mut batch = Vec::new();
-            let mut bytes = 0;
-            for path in wanted {
-                let size = sizes.get(&path).copied().unwrap_or(0);
-                if !batch.is_empty() && (bytes + size > BATCH_BYTES || batch.len() >= BATCH_FILES) {
-                    index.add_files(root, std::mem::take(&mut batch))?;
-                    bytes = 0;
-                }
-                match read_capped(dir, &path, policy.max_skill_file_bytes) {
-                    Ok(b) => {
-                        bytes += b.len() as u64;
-                        batch.push(FileData { path, bytes: b });
+            let batches = skills_engine::walk::batches(
+                &wanted,
+                |p| sizes.get(p).copied().unwrap_or(0),
+                |_| false,
+                policy.max_batch_bytes,
+                &policy,
+            );
+            for paths in batches {
+                let mut batch = Vec::new();
+                for path in paths {
+                    match read_capped(dir, &path, policy.max_skill_file_bytes) {
+                        Ok(bytes) => batch.push(FileData { path, bytes }),
+                        Err(ReadError::TooLarge { size, limit }) => host_reports.push(host_report(
+                            root,
+                            &path,
+                            Severity::Error,
+                            format!("skipped: {size} bytes, over the limit of {limit} bytes"),
+                        )),
+                        Err(e) => host_reports.push(host_report(
+                            root,
+                            &path,
+                            Severity::Error,
+                            format!("skipped: cannot read: {e}"),
+                        )),
                     }
-                    Err(ReadError::TooLarge { size, limit }) => host_reports.push(host_report(
-                        root,
-                        &path,
-                        Severity::Error,
-                        format!("skipped: {size} bytes, over the limit of {limit} bytes"),
-                    )),
-                    Err(e) => host_reports.push(host_report(
-                        root,
-                        &path,
-                        Severity::Error,
-                        format!("skipped: cannot read: {e}"),
-                    )),
                 }
-            }
-            if !batch.is_empty() {
-                index.add_files(root, batch)?;
+                if !batch.is_empty() {
+                    index.add_files(root, batch)?;
+                }
             }
         }
         if usable == 0 {
@@ -347,174 +307,65 @@ impl Catalog {
     }
 }
 
-/// A host finding about one file (or a whole root, with an empty path).
-fn host_report(root: u32, path: &str, severity: Severity, message: String) -> FileReport {
-    FileReport {
-        root,
-        path: path.to_string(),
-        skill_path: None,
-        worst: Some(severity),
-        diagnostics: vec![Diagnostic {
-            root,
-            path: path.to_string(),
-            line: None,
-            severity,
-            message,
-        }],
-    }
+/// A root's folders as `std::fs` (that is, `wasi:filesystem`) lists them; the runtime's
+/// preopen keeps every access inside the mounted folders.
+struct StdFolders<'a> {
+    dir: &'a std::path::Path,
 }
 
-/// Why a path read from a folder cannot be given to the engine (which refuses a listing with a
-/// path that is not a clean `/`-separated relative path); `None`: it can.
-fn unlistable(path: &str) -> Option<&'static str> {
-    let b = path.as_bytes();
-    if path.contains('\\') {
-        Some("the name contains a backslash, which skill paths do not allow")
-    } else if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
-        Some("the name starts like a drive letter (`c:`), which skill paths do not allow")
-    } else {
-        None
-    }
-}
+impl Folders for StdFolders<'_> {
+    type Meta = ();
 
-/// Walk `dir` depth-first, entries sorted by name, as the engine's walk policy says. Symlinks
-/// are listed, never entered.
-fn walk(
-    dir: &std::path::Path,
-    root: u32,
-    policy: &WalkPolicy,
-    issues: &mut Vec<FileReport>,
-) -> Vec<Entry> {
-    let mut out: Vec<Entry> = Vec::new();
-    let max_entries = policy.max_entries as usize;
-    let (mut too_deep, mut truncated) = (false, false);
-    let mut stack: Vec<(String, u32)> = vec![(String::new(), 0)];
-    while let Some((prefix, depth)) = stack.pop() {
-        let listed = std::fs::read_dir(if prefix.is_empty() {
-            dir.to_path_buf()
+    fn list(&mut self, path: &str) -> skills_engine::walk::Listed<()> {
+        let entries = std::fs::read_dir(if path.is_empty() {
+            self.dir.to_path_buf()
         } else {
-            dir.join(&prefix)
-        });
-        let entries = match listed {
-            Ok(entries) => entries,
-            Err(e) => {
-                issues.push(host_report(
-                    root,
-                    &prefix,
-                    Severity::Error,
-                    format!("cannot list this folder: {e}"),
-                ));
-                continue;
-            }
-        };
-        let mut children = Vec::new();
-        for entry in entries {
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(e) => {
-                    issues.push(host_report(
-                        root,
-                        &prefix,
-                        Severity::Warning,
-                        format!("cannot read a folder entry: {e}"),
-                    ));
-                    continue;
-                }
-            };
-            let name = entry.file_name();
-            let Some(name) = name.to_str().map(str::to_owned) else {
-                issues.push(host_report(
-                    root,
-                    &prefix,
-                    Severity::Warning,
-                    format!("skipped {name:?}: the name is not UTF-8"),
-                ));
-                continue;
-            };
-            let path = if prefix.is_empty() {
-                name.clone()
-            } else {
-                format!("{prefix}/{name}")
-            };
-            if let Some(why) = unlistable(&path) {
-                issues.push(host_report(
-                    root,
-                    &prefix,
-                    Severity::Warning,
-                    format!("skipped {name:?}: {why}"),
-                ));
-                continue;
-            }
-            let file_type = match entry.file_type() {
-                Ok(t) => t,
-                Err(e) => {
-                    issues.push(host_report(
-                        root,
-                        &path,
-                        Severity::Warning,
-                        format!("skipped: cannot stat: {e}"),
-                    ));
-                    continue;
-                }
-            };
-            if file_type.is_symlink() {
-                children.push((name, path, EntryKind::Symlink, 0));
-            } else if file_type.is_dir() {
-                if !policy.skip_dir_names.contains(&name) {
-                    children.push((name, path, EntryKind::Directory, 0));
-                }
-            } else if file_type.is_file() {
-                let size = entry.metadata().map_or(0, |m| m.len());
-                children.push((name, path, EntryKind::File, size));
-            }
-        }
-        children.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut subdirs = Vec::new();
-        for (_, path, kind, size) in children {
-            if out.len() >= max_entries {
-                truncated = true;
-                break;
-            }
-            if kind == EntryKind::Directory {
-                if depth < policy.max_depth {
-                    subdirs.push((path.clone(), depth + 1));
-                } else {
-                    too_deep = true;
-                }
-            }
-            out.push(Entry { path, kind, size });
-        }
-        stack.extend(subdirs.into_iter().rev());
-        if truncated {
-            break;
-        }
+            self.dir.join(path)
+        })
+        .map_err(|e| e.to_string())?;
+        Ok(entries
+            .map(|entry| {
+                let entry = entry.map_err(|e| e.to_string())?;
+                let name = entry.file_name();
+                let Some(name) = name.to_str().map(str::to_owned) else {
+                    return Ok(Child {
+                        name: Err(format!("{name:?}")),
+                        kind: Err(String::new()),
+                        size: 0,
+                        meta: None,
+                    });
+                };
+                let kind = entry.file_type().map_err(|e| e.to_string()).map(|t| {
+                    if t.is_symlink() {
+                        ChildKind::Symlink
+                    } else if t.is_dir() {
+                        ChildKind::Directory
+                    } else if t.is_file() {
+                        ChildKind::File
+                    } else {
+                        // WASI's standard library says no more than this on stable Rust.
+                        ChildKind::Special("a special file (a FIFO, socket or device)".into())
+                    }
+                });
+                let size = match kind {
+                    Ok(ChildKind::File) => entry.metadata().map_or(0, |m| m.len()),
+                    _ => 0,
+                };
+                Ok(Child {
+                    name: Ok(name),
+                    kind,
+                    size,
+                    meta: None,
+                })
+            })
+            .collect())
     }
-    if truncated {
-        issues.push(host_report(
-            root,
-            "",
-            Severity::Warning,
-            format!("listing stopped at {max_entries} entries; the rest of the root is skipped"),
-        ));
-    }
-    if too_deep {
-        issues.push(host_report(
-            root,
-            "",
-            Severity::Warning,
-            format!(
-                "folders deeper than {} levels were not entered",
-                policy.max_depth
-            ),
-        ));
-    }
-    out
 }
 
 /// Why a file could not be read.
 enum ReadError {
     TooLarge { size: u64, limit: u64 },
-    Refused(&'static str),
+    Refused(String),
     Io(std::io::Error),
 }
 
@@ -530,17 +381,18 @@ impl std::fmt::Display for ReadError {
     }
 }
 
-/// Read `path` (a clean relative path from the engine) below `dir` if it is a regular file of
-/// at most `limit` bytes; a symlink is never followed. The runtime's preopen keeps every
-/// access inside the mounted folders.
+/// Read `path` below `dir` if it is a clean relative path (the walk's check, as `skills-mcp`)
+/// and a regular file of at most `limit` bytes; a symlink is never followed. The runtime's
+/// preopen keeps every access inside the mounted folders.
 fn read_capped(dir: &std::path::Path, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
+    skills_engine::walk::check_read_path(path).map_err(ReadError::Refused)?;
     let full = dir.join(path);
     let meta = std::fs::symlink_metadata(&full).map_err(ReadError::Io)?;
     if meta.file_type().is_symlink() {
-        return Err(ReadError::Refused("is a symlink (not followed)"));
+        return Err(ReadError::Refused("is a symlink (not followed)".into()));
     }
     if !meta.is_file() {
-        return Err(ReadError::Refused("is not a regular file"));
+        return Err(ReadError::Refused("is not a regular file".into()));
     }
     if meta.len() > limit {
         return Err(ReadError::TooLarge {

@@ -1,7 +1,7 @@
 //! The component boundary: generated WIT bindings and conversions to `crate::model`.
 //!
 //! This is the only module that names a generated type. It exports the `engine` interface of
-//! `wit/engine.wit` by delegating to [`crate::Index`], [`crate::walk_policy`] and
+//! `wit/engine.wit` by delegating to [`crate::Index`], [`crate::walk`] and
 //! [`crate::validate_relative_path`], and implements [`crate::model::Files`] over the imported
 //! `files.read`. Everything here is a conversion; no rule about skills lives here.
 
@@ -37,6 +37,57 @@ impl x::Guest for Component {
             max_depth: p.max_depth,
             max_entries: p.max_entries,
             max_skill_file_bytes: p.max_skill_file_bytes,
+            max_batch_bytes: p.max_batch_bytes,
+            max_batch_files: p.max_batch_files,
+        }
+    }
+
+    fn walk_folder(
+        root: u32,
+        path: String,
+        depth: u32,
+        listed: u32,
+        children: Vec<t::FolderChild>,
+    ) -> t::FolderStep {
+        let children = children
+            .into_iter()
+            .map(|c| m::FolderChild {
+                name: c.name,
+                kind: match c.kind {
+                    t::ChildKind::File => m::ChildKind::File,
+                    t::ChildKind::Directory => m::ChildKind::Directory,
+                    t::ChildKind::Symlink => m::ChildKind::Symlink,
+                    t::ChildKind::Special(what) => m::ChildKind::Special(what),
+                },
+                size: c.size,
+            })
+            .collect();
+        let step = crate::walk::folder_step_of(
+            root,
+            &path,
+            depth,
+            listed,
+            children,
+            &crate::walk_policy(),
+        );
+        t::FolderStep {
+            entries: step
+                .entries
+                .into_iter()
+                .map(|e| t::Entry {
+                    path: e.path,
+                    kind: match e.kind {
+                        m::EntryKind::File => t::EntryKind::File,
+                        m::EntryKind::Directory => t::EntryKind::Directory,
+                        m::EntryKind::Symlink => t::EntryKind::Symlink,
+                    },
+                    size: e.size,
+                })
+                .collect(),
+            enter: step.enter,
+            findings: step.findings.into_iter().map(report).collect(),
+            stop: step.stop,
+            too_deep: step.too_deep,
         }
     }
 
@@ -322,18 +373,7 @@ impl x::GuestIndex for IndexResource {
     }
 
     fn reports(&self) -> Result<Vec<t::FileReport>, t::Error> {
-        Ok(self
-            .ready()?
-            .reports()
-            .into_iter()
-            .map(|r| t::FileReport {
-                root: r.root,
-                path: r.path,
-                skill_path: r.skill_path,
-                worst: r.worst.map(severity),
-                diagnostics: r.diagnostics.into_iter().map(diagnostic).collect(),
-            })
-            .collect())
+        Ok(self.ready()?.reports().into_iter().map(report).collect())
     }
 
     fn diagnostics(&self) -> Result<Vec<t::Diagnostic>, t::Error> {
@@ -367,6 +407,16 @@ impl x::GuestIndex for IndexResource {
         limit: u32,
     ) -> Result<x::DraftRanking, t::Error> {
         editor::score_draft(&self.get(), path, bytes, requests, limit)
+    }
+}
+
+fn report(r: m::FileReport) -> t::FileReport {
+    t::FileReport {
+        root: r.root,
+        path: r.path,
+        skill_path: r.skill_path,
+        worst: r.worst.map(severity),
+        diagnostics: r.diagnostics.into_iter().map(diagnostic).collect(),
     }
 }
 

@@ -324,16 +324,6 @@ impl Index {
     }
 }
 
-/// How hosts must walk a root.
-pub fn walk_policy() -> WalkPolicy {
-    WalkPolicy {
-        skip_dir_names: vec![".git".into(), "node_modules".into()],
-        max_depth: 32,
-        max_entries: 200_000,
-        max_skill_file_bytes: 4 * 1024 * 1024,
-    }
-}
-
 mod build;
 mod content;
 pub mod editor;
@@ -342,4 +332,6 @@ mod snapshot;
 #[cfg(test)]
 mod tests;
 
+/// The walk policy lives in [`crate::walk`]; the index reads it from there.
+pub use crate::walk::walk_policy;
 pub use query::{MAX_QUERY_BYTES, MAX_QUERY_WORDS, check_query};

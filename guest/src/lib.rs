@@ -20,11 +20,15 @@ pub mod synonyms;
 pub mod text;
 pub mod tiers;
 pub mod views;
+pub mod walk;
 
-pub use index::{Index, walk_policy};
+pub use index::Index;
+pub use walk::walk_policy;
 pub mod access;
 pub mod assets;
 pub mod bytes;
+#[cfg(feature = "cli")]
+pub mod cli_args;
 pub mod codec;
 pub mod discover;
 pub mod extension;

@@ -19,13 +19,43 @@ pub struct Entry {
     pub size: u64,
 }
 
-/// How a host must walk a root.
+/// How a host must walk a root (the numbers and names of [`crate::walk`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WalkPolicy {
     pub skip_dir_names: Vec<String>,
     pub max_depth: u32,
     pub max_entries: u32,
     pub max_skill_file_bytes: u64,
+    pub max_batch_bytes: u64,
+    pub max_batch_files: u32,
+}
+
+/// What a folder entry is, as the host's file system says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChildKind {
+    File,
+    Directory,
+    Symlink,
+    /// Anything else (a FIFO, a socket, a device), described in words (`a FIFO (named pipe)`).
+    Special(String),
+}
+
+/// One entry of a folder, as the host read it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FolderChild {
+    pub name: String,
+    pub kind: ChildKind,
+    pub size: u64,
+}
+
+/// What a walk does with one folder (see [`crate::walk::folder_step`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FolderStep {
+    pub entries: Vec<Entry>,
+    pub enter: Vec<String>,
+    pub findings: Vec<FileReport>,
+    pub stop: bool,
+    pub too_deep: bool,
 }
 
 /// The bytes of one file the engine asked for.

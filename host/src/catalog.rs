@@ -37,21 +37,22 @@ mod walk;
 use build::*;
 use walk::*;
 
+use skills_engine::model::ChildKind;
+use skills_engine::walk::Child;
+
 use crate::index_cache::{self, ListingPrint};
 use crate::runtime::{
     AssetInfo, AssetLocation, Catalogue, Diagnostic, EngineConfig, EngineError, EngineErrorKind,
-    Entry, EntryKind, Explanation, ExtensionSkill, FileData, FileReport, FileSource, Guest,
-    GuestTrap, IndexHandle, ManifestFile, NoFiles, ResolvedSkill, RouteOutcome, Runtime,
-    RuntimeOptions, SearchHit, ServedSkillMd, Severity, SizeError, SkillCheck, SkillInfo,
-    SkillSummary, TreeNode, WalkPolicy,
+    Entry, Explanation, ExtensionSkill, FileData, FileReport, FileSource, Guest, GuestTrap,
+    IndexHandle, ManifestFile, NoFiles, ResolvedSkill, RouteOutcome, Runtime, RuntimeOptions,
+    SearchHit, ServedSkillMd, Severity, SizeError, SkillCheck, SkillInfo, SkillSummary, TreeNode,
+    WalkPolicy,
 };
 
 /// Default largest asset served (`assets.max_size_bytes`).
 pub const DEFAULT_MAX_ASSET_BYTES: u64 = 1024 * 1024;
 /// Most retries of a build whose engine trapped on some file.
 const MAX_BUILD_ATTEMPTS: usize = 12;
-/// Most files in one `add-files` batch.
-const MAX_BATCH_FILES: usize = 256;
 
 /// A skill root: a directory of skills.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,7 +80,8 @@ pub struct CatalogOptions {
     pub runtime: RuntimeOptions,
     /// Largest asset [`Catalog::read_asset`] serves unless told otherwise.
     pub max_asset_bytes: u64,
-    /// Largest total of file bytes in one `add-files` batch (the guest's memory stays small).
+    /// Largest total of file bytes in one `add-files` batch (the guest's memory stays small;
+    /// default: the walk policy's `max-batch-bytes`).
     pub batch_bytes: u64,
     /// Threads reading files during a build.
     pub read_threads: usize,
@@ -93,7 +95,7 @@ impl Default for CatalogOptions {
             engine: EngineConfig::default(),
             runtime: RuntimeOptions::default(),
             max_asset_bytes: DEFAULT_MAX_ASSET_BYTES,
-            batch_bytes: 256 * 1024,
+            batch_bytes: skills_engine::walk::MAX_BATCH_BYTES,
             read_threads: std::thread::available_parallelism()
                 .map_or(2, |n| n.get())
                 .clamp(1, 4),
@@ -164,8 +166,8 @@ struct Live {
 /// The opened roots of one build: what the engine's `files.read` reads through.
 struct Roots {
     dirs: Vec<Option<Dir>>,
-    /// The engine's walk policy, for listing the roots again.
-    policy: WalkPolicy,
+    /// The engine's walk policy, for listing the roots again and batching files.
+    policy: skills_engine::WalkPolicy,
     /// Largest file `files.read` returns.
     max_file_bytes: u64,
 }

@@ -11,8 +11,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use serde_json::Value;
+/// The arguments of the verbs the stock-WASI command shares, defined once in the engine crate.
+pub use skills_engine::cli_args::{AlgorithmArg, GetArgs, SearchArgs, ValidateArgs};
 
 use crate::catalog::{Catalog, RootSpec};
 use crate::runtime::{EngineError, EngineErrorKind, TreeNode};
@@ -73,16 +75,6 @@ pub struct GlobalArgs {
         default_value = "text"
     )]
     pub log_format: crate::logging::LogFormat,
-}
-
-/// The `matching.algorithm` setting.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum AlgorithmArg {
-    /// Fielded BM25 with stemming; scores normalised to 0..1 (the default).
-    Ranked,
-    /// Keyword matching: a skill scores the fraction of its keywords that the request's words
-    /// match.
-    Keywords,
 }
 
 /// The verbs.
@@ -159,35 +151,6 @@ pub struct RunArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct SearchArgs {
-    /// The query (omit with --batch).
-    #[arg(required_unless_present = "batch", conflicts_with = "batch")]
-    pub query: Option<String>,
-    /// Most results.
-    #[arg(long, short = 'n', default_value_t = 10)]
-    pub limit: u32,
-    /// Print JSON: {"query":..,"results":[{"skill_path","name","score","description"},..]}.
-    #[arg(long)]
-    pub json: bool,
-    /// Show why each result scores what it does.
-    #[arg(long)]
-    pub explain: bool,
-    /// Read one query per line on stdin; write one JSON line per query.
-    #[arg(long)]
-    pub batch: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct GetArgs {
-    /// A free-text description of the task.
-    #[arg(required_unless_present = "path", conflicts_with = "path")]
-    pub context: Option<String>,
-    /// Print this skill instead of routing a request.
-    #[arg(long, value_name = "SKILL_PATH")]
-    pub path: Option<String>,
-}
-
-#[derive(Debug, Args)]
 pub struct ListArgs {
     /// Only the subtree below this path (e.g. `ui` or `api/_index`).
     pub path: Option<String>,
@@ -206,17 +169,6 @@ pub struct AssetArgs {
     /// Largest asset printed, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = crate::catalog::DEFAULT_MAX_ASSET_BYTES)]
     pub max_bytes: u64,
-}
-
-#[derive(Debug, Args)]
-pub struct ValidateArgs {
-    /// Roots to check (default: the configured roots). Named apart from the global `--root`,
-    /// whose values clap would otherwise merge with these.
-    #[arg(id = "check_roots", value_name = "ROOT")]
-    pub roots: Vec<PathBuf>,
-    /// Print only files with findings (and the summary).
-    #[arg(long, short)]
-    pub quiet: bool,
 }
 
 /// Entry point of the `skills-mcp` binary.

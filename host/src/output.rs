@@ -92,6 +92,31 @@ pub fn report_back(rep: m::FileReport) -> r::FileReport {
     }
 }
 
+/// The engine's walk policy as the engine crate's walk reads it.
+pub fn walk_policy(p: &r::WalkPolicy) -> m::WalkPolicy {
+    m::WalkPolicy {
+        skip_dir_names: p.skip_dir_names.clone(),
+        max_depth: p.max_depth,
+        max_entries: p.max_entries,
+        max_skill_file_bytes: p.max_skill_file_bytes,
+        max_batch_bytes: p.max_batch_bytes,
+        max_batch_files: p.max_batch_files,
+    }
+}
+
+/// A listed entry back as the runtime's (handed to `add-root`).
+pub fn entry_back(e: m::Entry) -> r::Entry {
+    r::Entry {
+        path: e.path,
+        kind: match e.kind {
+            m::EntryKind::File => r::EntryKind::File,
+            m::EntryKind::Directory => r::EntryKind::Directory,
+            m::EntryKind::Symlink => r::EntryKind::Symlink,
+        },
+        size: e.size,
+    }
+}
+
 pub fn asset(a: &r::AssetInfo) -> m::AssetInfo {
     m::AssetInfo {
         file: a.file.clone(),

@@ -1,5 +1,5 @@
 // The browser skill editor: every check and every rank comes from the engine (no rule here).
-import { loadEngine, fromFiles, EngineError } from '../src/index.js';
+import { loadEngine, fromFiles, walkRoot, EngineError } from '../src/index.js';
 
 const $ = (id) => document.getElementById(id);
 const TEMPLATE = `---
@@ -39,10 +39,14 @@ async function boot() {
   setStatus('ready');
 }
 
-/** Make `files` ([{path, text}]) the collection the draft is ranked against. */
-function useCollection(name, files) {
+/**
+ * Make `files` ([{path, text}]) the collection the draft is ranked against; `entries`: the
+ * folder's whole listing when it came from a walk (else the files alone).
+ */
+function useCollection(name, files, entries) {
   const t = performance.now();
   const root = fromFiles(name, files);
+  if (entries) root.entries = entries;
   const index = engine.buildIndex([root]);
   collection = { name, root, index, files };
   const ms = performance.now() - t;
@@ -178,67 +182,124 @@ function render(text, { check, ranking, rankError, error }) {
   }
 }
 
-/** Files of a folder (File objects with webkitRelativePath or a path) -> the collection. */
-async function loadFileList(files, name) {
-  setStatus(`reading ${files.length} files…`);
-  const strip = (p) => p.split('/').slice(1).join('/');
-  const out = [];
-  for (const f of files) {
-    const rel = f.relPath ?? strip(f.webkitRelativePath || f.name);
-    if (!rel || !/\.md$/i.test(rel) || f.size > 4 * 1024 * 1024) continue;
-    out.push({ path: rel, text: await f.text() });
-  }
-  const folder = name ?? ((files[0]?.webkitRelativePath || '').split('/')[0] || 'folder');
-  useCollection(folder, out);
+/**
+ * A folder the user opened, as `source` lists it (`list(path)`: its children; `file(path)`: a
+ * listed file's File), made the collection. The engine decides everything: the walk's rules
+ * (`walkRoot`: skipped folders, depth, the entry cap, special files), then which files it reads
+ * (a first build over the listing with nothing read asks for them), then the skills.
+ */
+async function loadFolder(name, source) {
+  setStatus('listing the folder…');
+  const { entries } = await walkRoot(engine, source.list);
+  const wanted = engine.buildIndex([{ name, entries, read: () => { throw new Error('not read yet'); } }])
+    .readErrors.map((e) => e.path);
+  setStatus(`reading ${wanted.length} files…`);
+  const files = [];
+  for (const path of wanted) files.push({ path, text: await (await source.file(path)).text() });
+  const stats = useCollection(name, files, entries);
   setStatus('ready');
+  return { ...stats, entries: entries.length, read: wanted.length };
+}
+
+/** A source over a flat list of File objects (an `<input webkitdirectory>`): `rel` names each. */
+function listSource(files, rel) {
+  const folders = new Map([['', new Map()]]);
+  const byPath = new Map();
+  for (const f of files) {
+    const parts = rel(f).split('/').filter(Boolean);
+    if (!parts.length) continue;
+    let dir = '';
+    for (const [i, part] of parts.entries()) {
+      const path = dir ? `${dir}/${part}` : part;
+      const last = i === parts.length - 1;
+      folders.get(dir).set(part, last ? { name: part, kind: 'file', size: f.size } : { name: part, kind: 'directory', size: 0 });
+      if (last) byPath.set(path, f);
+      else if (!folders.has(path)) folders.set(path, new Map());
+      dir = path;
+    }
+  }
+  return {
+    list: (path) => [...(folders.get(path)?.values() ?? [])],
+    file: (path) => byPath.get(path),
+  };
+}
+
+/** A source over a FileSystemDirectoryHandle (the directory picker). */
+function handleSource(dir) {
+  const folders = new Map([['', dir]]);
+  const handles = new Map();
+  return {
+    async list(path) {
+      const children = [];
+      for await (const [name, h] of folders.get(path).entries()) {
+        const child = path ? `${path}/${name}` : name;
+        if (h.kind === 'directory') {
+          folders.set(child, h);
+          children.push({ name, kind: 'directory', size: 0 });
+        } else {
+          handles.set(child, h);
+          children.push({ name, kind: 'file', size: (await h.getFile()).size });
+        }
+      }
+      return children;
+    },
+    file: (path) => handles.get(path).getFile(),
+  };
+}
+
+/** A source over a dropped FileSystemDirectoryEntry. */
+function entrySource(top) {
+  const folders = new Map([['', top]]);
+  const files = new Map();
+  return {
+    async list(path) {
+      const reader = folders.get(path).createReader();
+      const children = [];
+      let batch;
+      do {
+        batch = await new Promise((ok, ko) => reader.readEntries(ok, ko));
+        for (const e of batch) {
+          const child = path ? `${path}/${e.name}` : e.name;
+          if (e.isDirectory) {
+            folders.set(child, e);
+            children.push({ name: e.name, kind: 'directory', size: 0 });
+          } else {
+            const file = await new Promise((ok, ko) => e.file(ok, ko));
+            files.set(child, file);
+            children.push({ name: e.name, kind: 'file', size: file.size });
+          }
+        }
+      } while (batch.length);
+      return children;
+    },
+    file: (path) => files.get(path),
+  };
+}
+
+/** Files of an `<input webkitdirectory>` (each with its webkitRelativePath) -> the collection. */
+async function loadFileList(files) {
+  const strip = (f) => (f.webkitRelativePath || f.name).split('/').slice(1).join('/');
+  const folder = (files[0]?.webkitRelativePath || '').split('/')[0] || 'folder';
+  await loadFolder(folder, listSource(files, strip));
 }
 
 async function openFolder() {
   if (!window.showDirectoryPicker) { $('folder-input').click(); return; }
   const dir = await window.showDirectoryPicker();
-  const files = [];
-  async function walk(handle, prefix) {
-    for await (const [name, h] of handle.entries()) {
-      if (h.kind === 'directory') {
-        if (name !== '.git' && name !== 'node_modules') await walk(h, `${prefix}${name}/`);
-      } else {
-        const file = await h.getFile();
-        file.relPath = `${prefix}${name}`;
-        files.push(file);
-      }
-    }
-  }
-  await walk(dir, '');
-  await loadFileList(files, dir.name);
+  await loadFolder(dir.name, handleSource(dir));
 }
 
 async function drop(e) {
   e.preventDefault();
   document.body.classList.remove('dragging');
-  const files = [];
-  async function walk(entry, prefix) {
-    if (entry.isDirectory) {
-      if (entry.name === '.git' || entry.name === 'node_modules') return;
-      const reader = entry.createReader();
-      let batch;
-      do {
-        batch = await new Promise((ok, ko) => reader.readEntries(ok, ko));
-        for (const child of batch) await walk(child, `${prefix}${entry.name}/`);
-      } while (batch.length);
-    } else {
-      const file = await new Promise((ok, ko) => entry.file(ok, ko));
-      file.relPath = `${prefix}${entry.name}`.split('/').slice(1).join('/');
-      files.push(file);
-    }
-  }
-  const items = [...e.dataTransfer.items].map((i) => i.webkitGetAsEntry()).filter(Boolean);
-  for (const entry of items) await walk(entry, '');
-  await loadFileList(files, items[0]?.name);
+  const top = [...e.dataTransfer.items].map((i) => i.webkitGetAsEntry()).find((x) => x?.isDirectory);
+  if (top) await loadFolder(top.name, entrySource(top));
 }
 
 // For tests and benchmarks: load a collection from a URL of {name, files}, and time the
 // per-keystroke work.
 window.skillsEditor = {
+  walkPolicy: () => engine.walkPolicy(),
   async loadCollection(url) {
     const data = await (await fetch(url)).json();
     return useCollection(data.name, data.files);

@@ -43,7 +43,11 @@ export interface EngineConfig {
 }
 export declare const DEFAULT_CONFIG: Readonly<Required<EngineConfig>>;
 
-export interface WalkPolicy { skipDirNames: string[]; maxDepth: number; maxEntries: number; maxSkillFileBytes: number }
+export interface WalkPolicy { skipDirNames: string[]; maxDepth: number; maxEntries: number; maxSkillFileBytes: number; maxBatchBytes: number; maxBatchFiles: number }
+/** One entry of a folder as a host read it; `{special}` names a FIFO, socket or device. */
+export interface FolderChild { name: string; kind: 'file' | 'directory' | 'symlink' | { special: string }; size?: number }
+/** What a walk does with one folder. */
+export interface FolderStep { entries: Entry[]; enter: string[]; findings: FileReport[]; stop: boolean; tooDeep: boolean }
 
 /** A located finding about one file (`line` is 1-based). */
 export interface Diagnostic { root: number; path: string; line?: number; severity: Severity; message: string }
@@ -128,6 +132,8 @@ export declare class Engine {
   /** How many times a trap made the engine start a fresh instance. */
   readonly restarts: number;
   walkPolicy(): WalkPolicy;
+  /** One folder of a walk, by the engine's rules (see `walkRoot` in walk.js). */
+  walkFolder(root: number, path: string, depth: number, listed: number, children: FolderChild[]): FolderStep;
   validateRelativePath(path: string): string;
   /** Check one skill file (path relative to its root) from its contents, without an index. */
   checkSkill(path: string, contents: string | Uint8Array, options?: { listing?: Entry[]; config?: EngineConfig }): SkillCheck;
@@ -162,3 +168,14 @@ export declare class Index {
 
 /** A root held in memory. */
 export declare function fromFiles(name: string, files: ({ path: string; text: string } | { path: string; bytes: Uint8Array })[]): Root;
+
+/**
+ * Walk a root by the engine's rules (`Engine.walkFolder`, folder by folder): `list(path)` gives
+ * the children of the folder `path` (`''`: the root), in any order; it throws when the folder
+ * cannot be listed.
+ */
+export declare function walkRoot(
+  engine: Engine,
+  list: (path: string) => FolderChild[] | Promise<FolderChild[]>,
+  options?: { root?: number },
+): Promise<{ entries: Entry[]; findings: FileReport[]; truncated: boolean; tooDeep: boolean }>;

@@ -6,6 +6,8 @@
 import { instantiate } from '../dist/engine/skills_engine.js';
 import { wasiImports } from './wasi.js';
 
+export { walkRoot } from './walk.js';
+
 const CORE_FILES = ['skills_engine.core.wasm', 'skills_engine.core2.wasm', 'skills_engine.core3.wasm'];
 
 /** Default engine settings (the `matching` section's defaults). */
@@ -188,6 +190,20 @@ export class Engine {
     return this._call(null, (x) => exported(x, 'getWalkPolicy')());
   }
 
+  /**
+   * One folder of a walk, by the engine's rules (WIT `walk-folder`; `walkRoot` of walk.js
+   * drives it): which `children` ([{name, kind: 'file'|'directory'|'symlink'|{special}, size}],
+   * any order) of the folder `path` are listed and in which order, which folders to walk next.
+   */
+  walkFolder(root, path, depth, listed, children) {
+    const kids = children.map((c) => ({
+      name: String(c.name),
+      kind: typeof c.kind === 'object' && c.kind !== null ? { tag: 'special', val: String(c.kind.special) } : { tag: c.kind },
+      size: BigInt(c.size ?? 0),
+    }));
+    return this._call(null, (x) => x.walkFolder(root, path, depth, listed, kids));
+  }
+
   /** Check a relative file argument; returns it, or throws `invalid-path`. */
   validateRelativePath(path) {
     return this._call(null, (x) => exported(x, 'validateRelativePath')(path));
@@ -215,9 +231,6 @@ export class Engine {
     return new Index(this, roots, toConfig(config));
   }
 }
-
-/** Most bytes handed over in one `add-files` batch. */
-const BATCH_BYTES = 256 * 1024;
 
 /** A finished index of some roots. */
 export class Index {
@@ -251,6 +264,8 @@ export class Index {
       return new x.Index(this.#config);
     });
     this.#generation = this.#engine._generation;
+    // `add-files` batches as large as the engine's walk policy says.
+    const { maxBatchBytes, maxBatchFiles } = this.#engine.walkPolicy();
     this.#roots.forEach((root, id) => {
       const wanted = this.#engine._call(this, () => exported(handle, 'addRoot')(root.name, toEntries(root.entries)));
       let batch = [];
@@ -272,9 +287,9 @@ export class Index {
           this.readErrors.push({ root: id, path, error: String(e && e.message ? e.message : e) });
           continue;
         }
+        if (batch.length && (size + bytes.length > maxBatchBytes || batch.length >= maxBatchFiles)) flush();
         batch.push({ path, bytes });
         size += bytes.length;
-        if (size >= BATCH_BYTES) flush();
       }
       flush();
     });

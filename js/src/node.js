@@ -2,62 +2,49 @@
 import { lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadEngine } from './index.js';
+import { walkRoot } from './walk.js';
 
 let shared = null;
 
+/** What a special file is, in words (as the native host says it). */
+function special(st) {
+  if (st.isFIFO()) return 'a FIFO (named pipe)';
+  if (st.isSocket()) return 'a socket';
+  if (st.isBlockDevice() || st.isCharacterDevice()) return 'a device';
+  return 'a special file';
+}
+
 /**
- * A root over the directory `dir`, listed as the native host lists one: depth-first in name
- * order, symlinks listed and never followed, with the engine's walk policy (folders it skips,
- * depth and entry limits). `read` reads a file of the listing synchronously.
+ * A root over the directory `dir`, listed as the native host lists one: by the engine's walk
+ * (`walkRoot`: depth-first in name order, symlinks listed and never followed, the policy's
+ * skipped folders, depth and entry limits). `read` reads a file of the listing synchronously;
+ * `findings` holds what the walk left out and why.
  * @param {string} dir
  * @param {{ name?: string, engine?: import('./index.js').Engine }} [options]
  */
 export async function fromDirectory(dir, options = {}) {
   const engine = options.engine ?? (shared ??= await loadEngine());
-  const policy = engine.walkPolicy();
-  const skip = new Set(policy.skipDirNames);
-  const entries = [];
-  const stack = [['', 0]];
-  let truncated = false;
-  while (stack.length && !truncated) {
-    const [prefix, depth] = stack.pop();
-    let names;
-    try {
-      names = readdirSync(prefix ? join(dir, prefix) : dir);
-    } catch {
-      continue;
-    }
+  const { entries, findings } = await walkRoot(engine, (prefix) => {
     const children = [];
-    for (const name of names) {
-      const path = prefix ? `${prefix}/${name}` : name;
+    for (const name of readdirSync(prefix ? join(dir, prefix) : dir)) {
       let st;
       try {
-        st = lstatSync(join(dir, path));
+        st = lstatSync(join(dir, prefix, name));
       } catch {
         continue;
       }
-      if (st.isSymbolicLink()) children.push({ name, path, kind: 'symlink', size: 0 });
-      else if (st.isDirectory()) {
-        if (!skip.has(name)) children.push({ name, path, kind: 'directory', size: 0 });
-      } else if (st.isFile()) children.push({ name, path, kind: 'file', size: st.size });
+      if (st.isSymbolicLink()) children.push({ name, kind: 'symlink', size: 0 });
+      else if (st.isDirectory()) children.push({ name, kind: 'directory', size: 0 });
+      else if (st.isFile()) children.push({ name, kind: 'file', size: st.size });
+      else children.push({ name, kind: { special: special(st) }, size: 0 });
     }
-    // byte order of the names, as the native host sorts them
-    children.sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
-    const subdirs = [];
-    for (const c of children) {
-      if (entries.length >= policy.maxEntries) {
-        truncated = true;
-        break;
-      }
-      if (c.kind === 'directory' && depth < policy.maxDepth) subdirs.push([c.path, depth + 1]);
-      entries.push({ path: c.path, kind: c.kind, size: c.size });
-    }
-    stack.push(...subdirs.reverse());
-  }
+    return children;
+  });
   const listed = new Set(entries.filter((e) => e.kind === 'file').map((e) => e.path));
   return {
     name: options.name ?? dir,
     entries,
+    findings,
     read(path) {
       // only files of the listing: nothing outside the root, no symlink
       if (!listed.has(path)) throw new Error(`${path}: not a file of this root`);
@@ -67,3 +54,4 @@ export async function fromDirectory(dir, options = {}) {
 }
 
 export { loadEngine, fromFiles, EngineError, Engine, Index, DEFAULT_CONFIG } from './index.js';
+export { walkRoot } from './walk.js';

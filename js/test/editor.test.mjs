@@ -1,8 +1,9 @@
 // The browser skill editor in a real headless Chromium (Debian's `chromium`, driven by the
 // pinned puppeteer-core), pages served by a tiny static server on 127.0.0.1: type a broken
 // field and see its diagnostic at its line, fix it and see it go, type a request and see the
-// draft's rank change; the per-keystroke budget (lint + rank for 5 requests, 50 ms) measured on
-// the 2,621-skill corpus when it is present. A screenshot is saved (its path is printed).
+// draft's rank change; open a folder and see the engine's walk decide what counts; the
+// per-keystroke budget (lint + rank for 5 requests, 50 ms) measured on the 2,621-skill corpus
+// when it is present. A screenshot is saved (its path is printed).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
@@ -121,6 +122,41 @@ test('the skill editor in headless Chromium', { skip: existsSync(chromium) ? fal
     assert.match(after, /^1 of \d+$/);
     // the other request's row lists the skills above the draft
     assert.match(await page.$eval('#ranks tr[data-request="react login form"]', (tr) => tr.textContent), /ui\/react/);
+
+    // Opening a folder: the engine's walk decides what is listed (skipped folder names, depth)
+    // and the engine which files are read. The folder is written to the page's own file
+    // system (OPFS: real directory handles) and handed to the editor as the picker's answer.
+    const opened = await page.evaluate(async () => {
+      const policy = window.skillsEditor.walkPolicy();
+      const skill = (name) => `---\nname: ${name}\ndescription: The ${name} skill of the folder test.\n---\nBody.\n`;
+      const dir = await (await navigator.storage.getDirectory()).getDirectoryHandle('picked', { create: true });
+      async function write(path, text) {
+        const parts = path.split('/');
+        let d = dir;
+        for (const part of parts.slice(0, -1)) d = await d.getDirectoryHandle(part, { create: true });
+        const w = await (await d.getFileHandle(parts.at(-1), { create: true })).createWritable();
+        await w.write(text);
+        await w.close();
+      }
+      const chain = (n) => Array.from({ length: n }, (_, i) => `d${i}`).join('/');
+      await write('kept/SKILL.md', skill('kept'));
+      for (const name of policy.skipDirNames) await write(`${name}/skipped/SKILL.md`, skill('skipped'));
+      // The deepest folder the walk enters holds a skill; one level deeper is listed, not entered.
+      await write(`${chain(policy.maxDepth)}/SKILL.md`, skill(`d${policy.maxDepth - 1}`));
+      await write(`${chain(policy.maxDepth + 1)}/SKILL.md`, skill(`d${policy.maxDepth}`));
+      // Over the engine's size limit: listed, never read.
+      await write('big/SKILL.md', skill('big') + 'x'.repeat(policy.maxSkillFileBytes));
+      window.showDirectoryPicker = async () => dir;
+      document.getElementById('open-folder').click();
+      return { policy, deepest: chain(policy.maxDepth) };
+    });
+    await page.waitForFunction(() => /^collection: picked,/.test(document.getElementById('collection-name').textContent)
+      && document.getElementById('status').textContent === 'ready', { timeout: 120_000 });
+    const listed = await page.$$eval('#start-from option', (os) => os.slice(1).map((o) => o.textContent));
+    console.log(`opened folder (skipped names ${opened.policy.skipDirNames.join(', ')}, depth ${opened.policy.maxDepth}): skills ${listed.join(', ')}`);
+    assert.ok(opened.policy.skipDirNames.length > 0);
+    assert.deepEqual(listed.sort(), [opened.deepest, 'kept'].sort());
+    assert.match(await page.$eval('#collection-name', (e) => e.textContent), /collection: picked, 2 skills/);
 
     const out = join(js, 'test-output');
     mkdirSync(out, { recursive: true });

@@ -109,7 +109,7 @@ impl Builder<'_> {
                 .into_iter()
                 .filter(|p| !excluded.contains(&(root, p.clone())))
                 .collect();
-            let batches = self.batches(root, &wanted, &sizes, isolate);
+            let batches = self.batches(root, &wanted, &sizes, isolate, &roots.policy);
             let mut failure = None;
             read_batches(
                 dir,
@@ -220,36 +220,23 @@ impl Builder<'_> {
         }))
     }
 
-    /// Split `wanted` into batches of bounded bytes; isolated files travel alone.
+    /// Split `wanted` into batches as the engine crate's walk says (bounded bytes and files);
+    /// isolated files travel alone.
     fn batches(
         &self,
         root: u32,
         wanted: &[String],
         sizes: &std::collections::HashMap<&str, u64>,
         isolate: &BTreeSet<(u32, String)>,
+        policy: &skills_engine::WalkPolicy,
     ) -> Vec<Vec<String>> {
-        let mut batches = Vec::new();
-        let mut current = Vec::new();
-        let mut bytes = 0u64;
-        for path in wanted {
-            if isolate.contains(&(root, path.clone())) {
-                batches.push(vec![path.clone()]);
-                continue;
-            }
-            let size = sizes.get(path.as_str()).copied().unwrap_or(0);
-            if !current.is_empty()
-                && (bytes + size > self.options.batch_bytes || current.len() >= MAX_BATCH_FILES)
-            {
-                batches.push(std::mem::take(&mut current));
-                bytes = 0;
-            }
-            bytes += size;
-            current.push(path.clone());
-        }
-        if !current.is_empty() {
-            batches.push(current);
-        }
-        batches
+        skills_engine::walk::batches(
+            wanted,
+            |p| sizes.get(p).copied().unwrap_or(0),
+            |p| isolate.contains(&(root, p.to_owned())),
+            self.options.batch_bytes,
+            policy,
+        )
     }
 }
 

@@ -1,6 +1,6 @@
-//! The roots on disk: opened once as cap-std directories, walked by the engine's walk policy
-//! (symlinks and special files reported, never followed), and read with a size cap on a few
-//! threads.
+//! The roots on disk: opened once as cap-std directories, walked by the engine crate's walk
+//! ([`skills_engine::walk`]: the order, limits and findings are its rules; here is only how
+//! cap-std lists a folder), and read with a size cap on a few threads.
 
 use super::*;
 
@@ -29,15 +29,7 @@ impl std::error::Error for ReadError {}
 /// Read `path` (relative to `dir`) if it is a regular file of at most `limit` bytes. The last
 /// component is never followed if it is a symlink; cap-std keeps every step inside `dir`.
 pub(super) fn read_capped(dir: &Dir, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
-    if path.is_empty()
-        || path.starts_with('/')
-        || path.contains(['\\', '\0'])
-        || path
-            .split('/')
-            .any(|s| s.is_empty() || s == "." || s == "..")
-    {
-        return Err(ReadError::Refused(format!("refusing the path {path:?}")));
-    }
+    skills_engine::walk::check_read_path(path).map_err(ReadError::Refused)?;
     let meta = dir.symlink_metadata(path).map_err(ReadError::Io)?;
     if meta.file_type().is_symlink() {
         return Err(ReadError::Refused("is a symlink (not followed)".into()));
@@ -80,26 +72,20 @@ pub(super) fn read_capped(dir: &Dir, path: &str, limit: u64) -> Result<Vec<u8>, 
     Ok(bytes)
 }
 
-/// A host finding about one file (or a whole root, with an empty path).
+/// A host finding about one file (or a whole root, with an empty path), as the engine crate's
+/// walk words them.
 pub(super) fn host_report(
     root: u32,
     path: &str,
     severity: Severity,
     message: String,
 ) -> FileReport {
-    FileReport {
+    crate::output::report_back(skills_engine::walk::host_report(
         root,
-        path: path.to_string(),
-        skill_path: None,
-        worst: Some(severity),
-        diagnostics: vec![Diagnostic {
-            root,
-            path: path.to_string(),
-            line: None,
-            severity,
-            message,
-        }],
-    }
+        path,
+        crate::output::severity(severity),
+        message,
+    ))
 }
 
 /// What a file that is neither a regular file, a folder nor a symlink is, in words.
@@ -129,168 +115,84 @@ pub(super) struct Listing {
     pub(super) print: ListingPrint,
 }
 
-/// Walk `dir` depth-first, entries sorted by name. Symlinks are listed, never entered.
-pub(super) fn walk(dir: &Dir, root: u32, policy: &WalkPolicy) -> Listing {
-    let mut out = Listing {
-        entries: Vec::new(),
-        issues: Vec::new(),
-        print: ListingPrint::default(),
-    };
-    let max_entries = policy.max_entries as usize;
-    let mut too_deep = false;
-    let mut truncated = false;
-    // (a folder's path relative to the root, its depth). Folders are listed through the root's
-    // `Dir` by relative path: one open per folder (cap-std keeps it beneath the root).
-    let mut stack: Vec<(String, u32)> = vec![(String::new(), 0)];
-    while let Some((prefix, depth)) = stack.pop() {
-        let listed = if prefix.is_empty() {
-            dir.entries()
-        } else {
-            dir.read_dir(&prefix)
-        };
-        let entries = match listed {
-            Ok(entries) => entries,
-            Err(e) => {
-                out.issues.push(host_report(
-                    root,
-                    &prefix,
-                    Severity::Error,
-                    format!("cannot list this folder: {e}"),
-                ));
-                continue;
-            }
-        };
-        let mut children = Vec::new();
-        for entry in entries {
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(e) => {
-                    out.issues.push(host_report(
-                        root,
-                        &prefix,
-                        Severity::Warning,
-                        format!("cannot read a folder entry: {e}"),
-                    ));
-                    continue;
-                }
-            };
-            let name = entry.file_name();
-            let Some(name) = name.to_str().map(str::to_owned) else {
-                out.issues.push(host_report(
-                    root,
-                    &prefix,
-                    Severity::Warning,
-                    format!("skipped {name:?}: the name is not UTF-8"),
-                ));
-                continue;
-            };
-            let path = if prefix.is_empty() {
-                name.clone()
-            } else {
-                format!("{prefix}/{name}")
-            };
-            if let Some(why) = unlistable(&path) {
-                out.issues.push(host_report(
-                    root,
-                    &prefix,
-                    Severity::Warning,
-                    format!("skipped {name:?}: {why}"),
-                ));
-                continue;
-            }
-            let file_type = match entry.file_type() {
-                Ok(t) => t,
-                Err(e) => {
-                    out.print.mark_incomplete();
-                    out.issues.push(host_report(
-                        root,
-                        &path,
-                        Severity::Warning,
-                        format!("skipped: cannot stat: {e}"),
-                    ));
-                    continue;
-                }
-            };
-            if file_type.is_symlink() {
-                children.push((name, path, EntryKind::Symlink, 0, None));
-            } else if file_type.is_dir() {
-                if !policy.skip_dir_names.contains(&name) {
-                    children.push((name, path, EntryKind::Directory, 0, None));
-                }
-            } else if file_type.is_file() {
-                let meta = entry.metadata().ok();
-                let size = meta.as_ref().map_or(0, |m| m.len());
-                children.push((name, path, EntryKind::File, size, meta));
-            } else {
-                // A FIFO, socket or device: never opened (a FIFO would block), but said.
-                out.issues.push(host_report(
-                    root,
-                    &path,
-                    Severity::Warning,
-                    format!(
-                        "skipped: {} is not a regular file or a folder; it is never read",
-                        special_kind(&file_type)
-                    ),
-                ));
-            }
-        }
-        children.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut subdirs = Vec::new();
-        for (_, path, kind, size, meta) in children {
-            if out.entries.len() >= max_entries {
-                truncated = true;
-                break;
-            }
-            if kind == EntryKind::Directory {
-                if depth < policy.max_depth {
-                    subdirs.push((path.clone(), depth + 1));
-                } else {
-                    too_deep = true;
-                }
-            }
-            out.print.entry(&path, kind, size, meta.as_ref());
-            out.entries.push(Entry { path, kind, size });
-        }
-        // Depth-first in name order: push in reverse so the first name is popped first.
-        stack.extend(subdirs.into_iter().rev());
-        if truncated {
-            break;
-        }
-    }
-    if truncated {
-        out.print.mark_incomplete();
-        out.issues.push(host_report(
-            root,
-            "",
-            Severity::Warning,
-            format!("listing stopped at {max_entries} entries; the rest of the root is skipped"),
-        ));
-    }
-    if too_deep {
-        out.issues.push(host_report(
-            root,
-            "",
-            Severity::Warning,
-            format!(
-                "folders deeper than {} levels were not entered",
-                policy.max_depth
-            ),
-        ));
-    }
-    out
+/// A root's folders as cap-std lists them (every step stays beneath the root's `Dir`).
+struct CapFolders<'a> {
+    dir: &'a Dir,
 }
 
-/// Why a path read from a folder cannot be given to the engine, which refuses a listing with a
-/// path that is not a clean `/`-separated relative path (a file name may hold a backslash on
-/// Unix; a top-level name may look like a drive letter). `None`: it can.
-pub(super) fn unlistable(path: &str) -> Option<&'static str> {
-    let b = path.as_bytes();
-    if path.contains('\\') {
-        Some("the name contains a backslash, which skill paths do not allow")
-    } else if b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':' {
-        Some("the name starts like a drive letter (`c:`), which skill paths do not allow")
-    } else {
-        None
+impl skills_engine::walk::Folders for CapFolders<'_> {
+    /// A file's metadata, for the index cache's fingerprint.
+    type Meta = cap_std::fs::Metadata;
+
+    fn list(&mut self, path: &str) -> skills_engine::walk::Listed<Self::Meta> {
+        let listed = if path.is_empty() {
+            self.dir.entries()
+        } else {
+            self.dir.read_dir(path)
+        };
+        let entries = listed.map_err(|e| e.to_string())?;
+        Ok(entries
+            .map(|entry| {
+                let entry = entry.map_err(|e| e.to_string())?;
+                let name = entry.file_name();
+                let Some(name) = name.to_str().map(str::to_owned) else {
+                    return Ok(Child {
+                        name: Err(format!("{name:?}")),
+                        kind: Err(String::new()),
+                        size: 0,
+                        meta: None,
+                    });
+                };
+                let kind = entry.file_type().map_err(|e| e.to_string()).map(|t| {
+                    if t.is_symlink() {
+                        ChildKind::Symlink
+                    } else if t.is_dir() {
+                        ChildKind::Directory
+                    } else if t.is_file() {
+                        ChildKind::File
+                    } else {
+                        ChildKind::Special(special_kind(&t).to_string())
+                    }
+                });
+                let meta = match kind {
+                    Ok(ChildKind::File) => entry.metadata().ok(),
+                    _ => None,
+                };
+                Ok(Child {
+                    name: Ok(name),
+                    kind,
+                    size: meta.as_ref().map_or(0, |m| m.len()),
+                    meta,
+                })
+            })
+            .collect())
+    }
+}
+
+/// Walk `dir` as the engine crate's walk says, and fingerprint what it listed.
+pub(super) fn walk(dir: &Dir, root: u32, policy: &skills_engine::WalkPolicy) -> Listing {
+    let walked = skills_engine::walk::walk(&mut CapFolders { dir }, root, policy);
+    let mut print = ListingPrint::default();
+    let entries = walked
+        .entries
+        .into_iter()
+        .map(|(e, meta)| {
+            let entry = crate::output::entry_back(e);
+            print.entry(&entry.path, entry.kind, entry.size, meta.as_ref());
+            entry
+        })
+        .collect();
+    if walked.incomplete {
+        print.mark_incomplete();
+    }
+    Listing {
+        entries,
+        issues: walked
+            .findings
+            .into_iter()
+            .map(crate::output::report_back)
+            .collect(),
+        print,
     }
 }
 
@@ -341,6 +243,7 @@ pub(super) fn open_roots(
     specs: &[RootSpec],
     policy: &WalkPolicy,
 ) -> (Arc<Roots>, Vec<Listing>, Vec<FileReport>) {
+    let policy = &crate::output::walk_policy(policy);
     let mut dirs = Vec::new();
     let mut listings = Vec::new();
     let mut reports = Vec::new();
