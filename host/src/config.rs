@@ -860,6 +860,15 @@ fn env_layer(env: &HashMap<String, String>) -> Result<Option<Layer>> {
         set("analytics", "enabled", Value::Bool(true));
         set("analytics", "endpoint", Value::String(endpoint.clone()));
     }
+    // The usage store's database and subject key (secrets: the environment, not a file).
+    for (var, key) in [
+        ("SKILLS_MCP_DATABASE_URL", "database_url"),
+        ("SKILLS_MCP_SUBJECT_KEY", "subject_key"),
+    ] {
+        if let Some(value) = env.get(var).filter(|v| !v.trim().is_empty()) {
+            set("analytics", key, Value::String(value.trim().to_owned()));
+        }
+    }
     if let Some(minutes) = env
         .get("REFRESH_INTERVAL_MINUTES")
         .filter(|v| !v.is_empty())
@@ -1112,6 +1121,22 @@ analytics:
   max_buffer_events: 10000
   # Seconds a POST may take.
   timeout_seconds: 10
+  # The usage store, read by `skills-mcp stats` (independent of the endpoint above).
+  # A SQLite file ("" = $XDG_STATE_HOME/skills-mcp/usage.sqlite3), or off.
+  store: ""
+  # postgres://user:password@host/db?sslmode=verify-full: several replicas write to one
+  # database instead of the file (SKILLS_MCP_DATABASE_URL sets it).
+  database_url: ""
+  # Keep the request text of no_match, ambiguous and skill_served events.
+  record_queries: true
+  # The caller's authenticated subject on events: true, hash (keyed with subject_key), false.
+  record_subjects: true
+  # The secret of record_subjects: hash (SKILLS_MCP_SUBJECT_KEY sets it).
+  subject_key: ""
+  # Events older than this many days are deleted from the store (0 keeps everything).
+  retention_days: 90
+  # Put beside server_id on events ("" = SKILLS_MCP_REPLICA_ID, else the host name).
+  replica_id: ""
 
 # Where skills come from.
 sources:

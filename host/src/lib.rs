@@ -21,3 +21,4 @@ pub mod mcp;
 pub mod output;
 pub mod runtime;
 pub mod scripts;
+pub mod usage;
