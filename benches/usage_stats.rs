@@ -56,7 +56,11 @@ fn main() {
     let mut rows = Vec::with_capacity(50_000);
     for i in 0..events {
         let ts = now - (rng.below(90 * DAY_MS as u64) as i64);
-        let skill = format!("area-{}/skill-{}", rng.skewed(2_000) % 40, rng.skewed(2_000));
+        let skill = format!(
+            "area-{}/skill-{}",
+            rng.skewed(2_000) % 40,
+            rng.skewed(2_000)
+        );
         let subject = Some(format!("static:client-{}", rng.skewed(50)));
         let kind = match rng.below(100) {
             0..70 => "skill_served",
@@ -155,7 +159,10 @@ fn main() {
         );
         assert!(r.events > 0 && !r.served.is_empty());
         if !test {
-            assert!(median < 1000.0, "stats over {events} events took {median:.0} ms");
+            assert!(
+                median < 1000.0,
+                "stats over {events} events took {median:.0} ms"
+            );
         }
     }
 }

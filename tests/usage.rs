@@ -25,11 +25,19 @@ fn skills() -> TempDir {
     tree(&[
         (
             "pdf/SKILL.md",
-            &agent_skill_md("pdf", "Fill PDF forms and extract PDF text", "Use the form tool."),
+            &agent_skill_md(
+                "pdf",
+                "Fill PDF forms and extract PDF text",
+                "Use the form tool.",
+            ),
         ),
         (
             "csv/SKILL.md",
-            &agent_skill_md("csv", "Clean CSV spreadsheets and merge columns", "Use pandas."),
+            &agent_skill_md(
+                "csv",
+                "Clean CSV spreadsheets and merge columns",
+                "Use pandas.",
+            ),
         ),
         (
             "zip/SKILL.md",
@@ -88,9 +96,11 @@ impl Client {
             next: 1,
             stderr,
         };
-        s.send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        s.send(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "usage-test", "version": "0"}}}));
+            "clientInfo": {"name": "usage-test", "version": "0"}}}),
+        );
         s.wait_for(1);
         s.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
         s
@@ -218,7 +228,10 @@ fn a_fresh_home_records_to_sqlite_and_stats_counts_equal_the_requests() {
         "report_usage",
         json!({"skill_path": "pdf", "useful": false, "comment": "too short"}),
     );
-    server.call("report_usage", json!({"skill_path": "csv", "useful": false}));
+    server.call(
+        "report_usage",
+        json!({"skill_path": "csv", "useful": false}),
+    );
     server.wait_for(3);
     let stderr = server.close();
 
@@ -243,10 +256,16 @@ fn a_fresh_home_records_to_sqlite_and_stats_counts_equal_the_requests() {
     );
     let feedback = r["feedback"].as_array().unwrap();
     let pdf = feedback.iter().find(|f| f["skill"] == "pdf").unwrap();
-    assert_eq!((pdf["helpful"].as_i64(), pdf["not_helpful"].as_i64()), (Some(1), Some(1)));
+    assert_eq!(
+        (pdf["helpful"].as_i64(), pdf["not_helpful"].as_i64()),
+        (Some(1), Some(1))
+    );
     assert_eq!(pdf["comments"], json!(["too short"]));
     let csv = feedback.iter().find(|f| f["skill"] == "csv").unwrap();
-    assert_eq!((csv["helpful"].as_i64(), csv["not_helpful"].as_i64()), (Some(0), Some(1)));
+    assert_eq!(
+        (csv["helpful"].as_i64(), csv["not_helpful"].as_i64()),
+        (Some(0), Some(1))
+    );
     assert_eq!(r["subjects"], json!([]), "stdio has no subject");
     assert_eq!(r["events"], 13);
 
@@ -306,7 +325,9 @@ async fn a_batch_delivered_twice_is_stored_once_and_a_full_buffer_counts_its_dro
             "server_id": "dev-t", "replica_id": "r1", "data": {"context": "q", "skill_path": "pdf", "score": 1.0, "matched_keywords": [], "was_ambiguous": false}})
     };
     // The same buffer delivered twice: one row per id.
-    let rows: Vec<Row> = (0..5).map(|i| Row::from_event(&event(i)).unwrap()).collect();
+    let rows: Vec<Row> = (0..5)
+        .map(|i| Row::from_event(&event(i)).unwrap())
+        .collect();
     let mut store = Store::open(&Location::Sqlite(db.clone())).unwrap();
     assert_eq!(store.insert(&rows).unwrap(), 5);
     assert_eq!(store.insert(&rows).unwrap(), 0);
@@ -385,7 +406,11 @@ async fn privacy_switches_apply_before_the_store() {
         .partition(|r| r[2] == skills_mcp::usage::store::Cell::Null);
     assert_eq!((anonymous.len(), alice.len()), (1, 2), "{rows:?}");
     for row in &rows {
-        assert_eq!(row[1], skills_mcp::usage::store::Cell::Null, "no query text: {row:?}");
+        assert_eq!(
+            row[1],
+            skills_mcp::usage::store::Cell::Null,
+            "no query text: {row:?}"
+        );
         assert_eq!(row[3].text(), "replica-7");
         assert!(!row[4].text().contains("secret project"), "{row:?}");
         assert!(!row[4].text().contains("anonymous"), "{row:?}");
@@ -405,7 +430,10 @@ fn periods_sparklines_and_database_urls() {
     let day = skills_mcp::usage::time::DAY_MS;
     let now = skills_mcp::usage::time::parse_date("2026-03-01").unwrap() * day + 5_000;
     let p = Period::parse("7d", now).unwrap();
-    assert_eq!((p.since.as_str(), p.until.as_str(), p.days), ("2026-02-23", "2026-03-01", 7));
+    assert_eq!(
+        (p.since.as_str(), p.until.as_str(), p.days),
+        ("2026-02-23", "2026-03-01", 7)
+    );
     let p = Period::parse("2024-02-28", now).unwrap();
     assert_eq!(p.since, "2024-02-28");
     for bad in ["0d", "x", "2026-03-02", "2026-02-30"] {
@@ -424,10 +452,22 @@ fn periods_sparklines_and_database_urls() {
         "postgres://u:***@db:5432/usage?sslmode=require"
     );
     assert_eq!(redact("host=db password=pw"), "host=db password=***");
-    for mode in ["disable", "allow", "prefer", "require", "verify-ca", "verify-full"] {
-        assert!(target(&format!("postgres://u@db/x?sslmode={mode}")).is_ok(), "{mode}");
+    for mode in [
+        "disable",
+        "allow",
+        "prefer",
+        "require",
+        "verify-ca",
+        "verify-full",
+    ] {
+        assert!(
+            target(&format!("postgres://u@db/x?sslmode={mode}")).is_ok(),
+            "{mode}"
+        );
     }
-    let e = target("postgres://u:pw@db/x?sslmode=sometimes").err().unwrap();
+    let e = target("postgres://u:pw@db/x?sslmode=sometimes")
+        .err()
+        .unwrap();
     assert!(format!("{e:#}").contains("sslmode=\"sometimes\""), "{e:#}");
     assert!(!format!("{e:#}").contains("pw"), "{e:#}");
 }
@@ -527,7 +567,16 @@ impl Pg {
         );
         self.run(
             "pg_ctl",
-            &["-D", &self.data(), "-o", &options, "-l", &self.path("log"), "-w", "start"],
+            &[
+                "-D",
+                &self.data(),
+                "-o",
+                &options,
+                "-l",
+                &self.path("log"),
+                "-w",
+                "start",
+            ],
         );
     }
 
@@ -578,13 +627,19 @@ fn two_servers_on_one_postgres_under_load_give_exact_counts() {
     let mut a = Client::start(
         root.path(),
         home_a.path(),
-        &[("SKILLS_MCP_DATABASE_URL", &url), ("SKILLS_MCP_REPLICA_ID", "a")],
+        &[
+            ("SKILLS_MCP_DATABASE_URL", &url),
+            ("SKILLS_MCP_REPLICA_ID", "a"),
+        ],
         &[],
     );
     let mut b = Client::start(
         root.path(),
         home_b.path(),
-        &[("SKILLS_MCP_DATABASE_URL", &url), ("SKILLS_MCP_REPLICA_ID", "b")],
+        &[
+            ("SKILLS_MCP_DATABASE_URL", &url),
+            ("SKILLS_MCP_REPLICA_ID", "b"),
+        ],
         &[],
     );
     // Both at once, in rounds, while the writers deliver.
@@ -599,12 +654,19 @@ fn two_servers_on_one_postgres_under_load_give_exact_counts() {
     }
     let (sa, sb) = (a.close(), b.close());
     let (per, total) = pg.served();
-    assert_eq!(per, vec![("a".into(), 300), ("b".into(), 300)], "{sa}\n{sb}");
+    assert_eq!(
+        per,
+        vec![("a".into(), 300), ("b".into(), 300)],
+        "{sa}\n{sb}"
+    );
     assert_eq!(total, 600);
 
     let r = stats(root.path(), home_a.path(), &["--database-url", &url]);
     assert_eq!(served(&r, "pdf"), 600, "{r}");
-    assert!(r["store"].as_str().unwrap().contains("postgres:***@"), "{r}");
+    assert!(
+        r["store"].as_str().unwrap().contains("postgres:***@"),
+        "{r}"
+    );
 }
 
 #[test]
@@ -636,7 +698,10 @@ fn postgres_stopped_mid_load_loses_and_doubles_nothing() {
     let (_, total) = pg.served();
     assert_eq!(total, 300, "{stderr}");
     let r = stats(root.path(), home.path(), &["--database-url", &url]);
-    assert_eq!(r["no_match"], json!([{"query": "land on the moon", "count": 20}]));
+    assert_eq!(
+        r["no_match"],
+        json!([{"query": "land on the moon", "count": 20}])
+    );
 }
 
 #[test]
@@ -662,8 +727,14 @@ fn a_sigkilled_servers_buffered_events_arrive_after_its_restart() {
     load(&mut s, 1, 0);
     std::thread::sleep(Duration::from_millis(800));
     let stderr = s.close();
-    assert!(stderr.contains("password authentication failed"), "{stderr}");
-    assert!(stderr.contains("usage database postgres://postgres:***@"), "{stderr}");
+    assert!(
+        stderr.contains("password authentication failed"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("usage database postgres://postgres:***@"),
+        "{stderr}"
+    );
     assert_eq!(pg.served().1, 0);
     // The restart with the right password delivers the killed server's events (and the one
     // the refused server buffered).

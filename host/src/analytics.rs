@@ -240,10 +240,7 @@ impl Stamp {
 
     /// Adds the common fields (a UUIDv7 id, unique across replicas) and applies the switches.
     fn apply(&self, map: &mut Map<String, Value>) {
-        map.insert(
-            "id".into(),
-            Value::String(uuid::Uuid::now_v7().to_string()),
-        );
+        map.insert("id".into(), Value::String(uuid::Uuid::now_v7().to_string()));
         map.insert(
             "timestamp".into(),
             Value::String(iso8601(SystemTime::now())),
@@ -599,8 +596,8 @@ impl Analytics {
     /// (stdin closed, SIGINT, SIGTERM).
     pub async fn shutdown(&self) -> FlushReport {
         if let Some(usage) = self.usage.clone() {
-            let _ = tokio::task::spawn_blocking(move || usage.shutdown(Duration::from_secs(10)))
-                .await;
+            let _ =
+                tokio::task::spawn_blocking(move || usage.shutdown(Duration::from_secs(10))).await;
         }
         let Some(inner) = &self.inner else {
             return FlushReport::default();

@@ -476,8 +476,10 @@ pub struct LoadOptions {
 }
 
 /// The environment variables the configuration reads.
-pub const ENV_VARS: [&str; 6] = [
+pub const ENV_VARS: [&str; 8] = [
     "ANALYTICS_ENDPOINT",
+    "SKILLS_MCP_DATABASE_URL",
+    "SKILLS_MCP_SUBJECT_KEY",
     "REFRESH_INTERVAL_MINUTES",
     "SKILLS_DIR",
     "SKILLS_REPO",

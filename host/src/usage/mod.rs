@@ -309,7 +309,10 @@ impl Recorder {
             match self.deliver(&mut store) {
                 Ok(sent) => {
                     if failing {
-                        tracing::info!("usage: {} reachable again; {sent} events written", self.location);
+                        tracing::info!(
+                            "usage: {} reachable again; {sent} events written",
+                            self.location
+                        );
                         failing = false;
                     }
                     backoff = Duration::from_millis(500);
@@ -318,8 +321,7 @@ impl Recorder {
                         && last_prune.is_none_or(|t| t.elapsed() > Duration::from_secs(3600))
                     {
                         last_prune = Some(std::time::Instant::now());
-                        let before =
-                            time::now_ms() - i64::from(self.retention_days) * time::DAY_MS;
+                        let before = time::now_ms() - i64::from(self.retention_days) * time::DAY_MS;
                         if let Some(s) = store.as_mut()
                             && let Err(e) = s.prune(before)
                         {
@@ -509,7 +511,11 @@ fn with_lock<T>(buffer: &Path, f: impl FnOnce() -> std::io::Result<T>) -> std::i
 
 /// Appends `bytes`, after a newline when the file ends with a half-written line.
 fn append(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut file = OpenOptions::new().create(true).append(true).read(true).open(path)?;
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .read(true)
+        .open(path)?;
     let len = file.metadata()?.len();
     let mut out = Vec::with_capacity(bytes.len() + 1);
     if len > 0 {

@@ -84,16 +84,12 @@ pub fn target(url: &str) -> Result<Target> {
             .with_custom_certificate_verifier(Arc::new(NoCheck(provider)))
             .with_no_client_auth()
     } else {
-        let webpki = rustls::client::WebPkiServerVerifier::builder_with_provider(
-            Arc::new(roots),
-            provider,
-        )
-        .build()
-        .context("TLS set-up")?;
+        let webpki =
+            rustls::client::WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+                .build()
+                .context("TLS set-up")?;
         if verify == Verify::Full {
-            builder
-                .with_webpki_verifier(webpki)
-                .with_no_client_auth()
+            builder.with_webpki_verifier(webpki).with_no_client_auth()
         } else {
             builder
                 .dangerous()

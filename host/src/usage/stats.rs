@@ -51,13 +51,17 @@ impl Period {
         let first_day = if let Some(n) = since.strip_suffix('d') {
             match n.parse::<i64>() {
                 Ok(n) if n >= 1 => today - (n - 1),
-                _ => bail!("--since {since:?}: allowed: a number of days (7d, 30d) or a date (YYYY-MM-DD)"),
+                _ => bail!(
+                    "--since {since:?}: allowed: a number of days (7d, 30d) or a date (YYYY-MM-DD)"
+                ),
             }
         } else {
             match parse_date(since) {
                 Some(d) if d <= today => d,
                 Some(_) => bail!("--since {since:?} is after today ({})", civil(today)),
-                None => bail!("--since {since:?}: allowed: a number of days (7d, 30d) or a date (YYYY-MM-DD)"),
+                None => bail!(
+                    "--since {since:?}: allowed: a number of days (7d, 30d) or a date (YYYY-MM-DD)"
+                ),
             }
         };
         Ok(Period {
@@ -151,7 +155,11 @@ pub fn report(
         }
         p
     };
-    let skill_clause = if skill.is_some() { " AND skill = ?" } else { "" };
+    let skill_clause = if skill.is_some() {
+        " AND skill = ?"
+    } else {
+        ""
+    };
     let limit = i64::from(limit.max(1));
 
     let events = store
@@ -363,7 +371,7 @@ pub fn sparkline(values: &[i64], width: usize) -> String {
             if v <= 0 || max == 0 {
                 ' '
             } else {
-                BARS[((v * 7 + max - 1) / max).clamp(0, 7) as usize]
+                BARS[(v * 7 / max).clamp(0, 7) as usize]
             }
         })
         .collect()
@@ -393,7 +401,13 @@ pub fn text(r: &Report) -> String {
         }
     };
     section(&mut out, "Most served", r.served.is_empty());
-    let width = r.served.iter().map(|s| s.skill.len()).max().unwrap_or(0).min(50);
+    let width = r
+        .served
+        .iter()
+        .map(|s| s.skill.len())
+        .max()
+        .unwrap_or(0)
+        .min(50);
     for s in &r.served {
         let _ = writeln!(
             out,
@@ -412,7 +426,11 @@ pub fn text(r: &Report) -> String {
         let _ = writeln!(out, "  {}", e(p));
     }
     if r.never_served.len() > 50 {
-        let _ = writeln!(out, "  ... and {} more (--json lists all)", r.never_served.len() - 50);
+        let _ = writeln!(
+            out,
+            "  ... and {} more (--json lists all)",
+            r.never_served.len() - 50
+        );
     }
     for (title, list) in [
         ("Requests that found nothing", &r.no_match),
@@ -475,16 +493,25 @@ pub fn location(
     config: &crate::analytics::AnalyticsConfig,
 ) -> Result<super::Location> {
     let env = |k: &str| std::env::var(k).ok();
-    if let Some(url) = args.database_url.as_deref().filter(|u| !u.trim().is_empty()) {
+    if let Some(url) = args
+        .database_url
+        .as_deref()
+        .filter(|u| !u.trim().is_empty())
+    {
         return Ok(super::Location::Postgres(url.trim().to_owned()));
     }
     if let Some(path) = args.usage_db.as_deref().filter(|p| !p.trim().is_empty()) {
-        return Ok(super::Location::Sqlite(super::expand_home(path.trim(), &env)));
+        return Ok(super::Location::Sqlite(super::expand_home(
+            path.trim(),
+            &env,
+        )));
     }
     match super::location(config, &env) {
         Some(l) => Ok(l),
         None if config.store.trim() == "off" => {
-            bail!("the usage store is off (analytics.store: off); give --usage-db FILE or --database-url URL")
+            bail!(
+                "the usage store is off (analytics.store: off); give --usage-db FILE or --database-url URL"
+            )
         }
         None => bail!(
             "no usage store: neither XDG_STATE_HOME nor HOME is set; give --usage-db FILE or --database-url URL"

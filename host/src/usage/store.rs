@@ -171,7 +171,8 @@ impl Store {
                 // Several servers (one per client window) share the file: readers never block
                 // the writer, and a writer waits its turn instead of failing at once.
                 conn.busy_timeout(Duration::from_secs(10))?;
-                let mode: String = conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+                let mode: String =
+                    conn.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
                 if !mode.eq_ignore_ascii_case("wal") {
                     tracing::debug!("usage store journal mode: {mode}");
                 }
@@ -203,7 +204,8 @@ impl Store {
         let now = super::time::now_ms();
         match &mut self.db {
             Db::Sqlite(conn) => {
-                let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                let tx =
+                    conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
                 tx.execute_batch(TABLE)?;
                 let have: i64 = tx.query_row(
                     "SELECT COALESCE(MAX(version), 0) FROM usage_schema",
@@ -255,7 +257,8 @@ impl Store {
         let mut new = 0u64;
         match &mut self.db {
             Db::Sqlite(conn) => {
-                let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                let tx =
+                    conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
                 {
                     let mut stmt = tx.prepare_cached(INSERT)?;
                     for r in rows {

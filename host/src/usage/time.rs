@@ -19,8 +19,9 @@ pub fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
 
 /// `YYYY-MM-DD` of a day number (days since 1970-01-01).
 pub fn civil(day: i64) -> String {
-    crate::analytics::iso8601(UNIX_EPOCH + std::time::Duration::from_secs((day.max(0) * 86_400) as u64))
-        [..10]
+    crate::analytics::iso8601(
+        UNIX_EPOCH + std::time::Duration::from_secs((day.max(0) * 86_400) as u64),
+    )[..10]
         .to_owned()
 }
 
