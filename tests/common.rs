@@ -102,12 +102,18 @@ pub fn catalog(roots: &[&Path]) -> Catalog {
         .expect("open the catalog")
 }
 
-/// The real `skills-mcp` binary, with no roots from the environment and no index cache (the
-/// index-cache tests turn it on in a folder of their own).
+/// The real `skills-mcp` binary, with no roots from the environment, no index cache (the
+/// index-cache tests turn it on in a folder of their own) and its usage store below the test
+/// build's folder.
 pub fn bin() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_skills-mcp"));
     cmd.env_remove("SKILLS_DIR")
         .env("SKILLS_MCP_INDEX_CACHE", "off")
+        // Usage is recorded under the test build's folder, not the tester's home.
+        .env(
+            "XDG_STATE_HOME",
+            Path::new(env!("CARGO_TARGET_TMPDIR")).join("state"),
+        )
         .stdin(Stdio::null());
     cmd
 }

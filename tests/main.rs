@@ -18,3 +18,4 @@ mod runtime;
 mod scripts;
 mod security;
 mod skills_extension;
+mod usage;

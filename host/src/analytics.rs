@@ -48,8 +48,17 @@ use serde_json::{Map, Value, json};
 ///   buffer_path: ~/.skills-mcp/analytics-buffer.jsonl
 ///   max_buffer_events: 10000     # oldest dropped (and counted) beyond this
 ///   timeout_seconds: 10          # per POST
+///   # The usage store (crate::usage), independent of the endpoint:
+///   store: ""                    # "" = $XDG_STATE_HOME/skills-mcp/usage.sqlite3; a path; off
+///   database_url: ""             # postgres://... replaces the SQLite file
+///   record_queries: true
+///   record_subjects: true        # true | hash | false
+///   subject_key: ""              # the secret of `hash`
+///   retention_days: 90           # 0 keeps everything
+///   replica_id: ""               # default: SKILLS_MCP_REPLICA_ID, else the host name
 /// ```
-/// `ANALYTICS_ENDPOINT` sets `enabled: true` and the endpoint.
+/// `ANALYTICS_ENDPOINT` sets `enabled: true` and the endpoint; `SKILLS_MCP_DATABASE_URL` sets
+/// `database_url`, `SKILLS_MCP_SUBJECT_KEY` sets `subject_key`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AnalyticsConfig {
@@ -60,6 +69,22 @@ pub struct AnalyticsConfig {
     pub buffer_path: PathBuf,
     pub max_buffer_events: usize,
     pub timeout_seconds: u64,
+    // The usage store (see crate::usage); `enabled`/`endpoint` concern the HTTP sink only.
+    /// The SQLite file: "" for the default under the XDG state folder, a path, or `off`.
+    pub store: String,
+    /// `postgres://...`: the events go to this database instead of the SQLite file.
+    pub database_url: String,
+    /// Keep the request text of `no_match`, `ambiguous` and `skill_served` events.
+    pub record_queries: bool,
+    /// The caller's subject on events: as is, keyed hash, or not at all.
+    pub record_subjects: crate::usage::RecordSubjects,
+    /// The secret keying `record_subjects: hash`.
+    pub subject_key: String,
+    /// Events older than this many days are pruned from the store (0: never).
+    pub retention_days: u32,
+    /// Put beside `server_id` on every event (default: `SKILLS_MCP_REPLICA_ID`, else the host
+    /// name).
+    pub replica_id: String,
 }
 
 impl Default for AnalyticsConfig {
@@ -71,6 +96,13 @@ impl Default for AnalyticsConfig {
             buffer_path: PathBuf::from("~/.skills-mcp/analytics-buffer.jsonl"),
             max_buffer_events: 10_000,
             timeout_seconds: 10,
+            store: String::new(),
+            database_url: String::new(),
+            record_queries: true,
+            record_subjects: crate::usage::RecordSubjects::default(),
+            subject_key: String::new(),
+            retention_days: 90,
+            replica_id: String::new(),
         }
     }
 }
@@ -209,18 +241,72 @@ pub struct UsageRecorded {
 /// The tracker and publisher. Cheap to clone; a disabled one holds nothing.
 #[derive(Clone, Default)]
 pub struct Analytics {
+    /// The HTTP endpoint sink.
     inner: Option<Arc<Inner>>,
+    /// The usage store's recorder (see [`crate::usage`]), opened by [`Analytics::start`].
+    usage: Option<Arc<crate::usage::Recorder>>,
+    /// What every event carries; present whenever a sink is.
+    stamp: Option<Arc<Stamp>>,
+}
+
+/// Fields put on every event (`id`, `timestamp`, `server_id`, `replica_id`, `subject`), and the
+/// privacy switches applied before any sink sees it.
+struct Stamp {
+    server_id: String,
+    replica_id: String,
+    record_queries: bool,
+    record_subjects: crate::usage::RecordSubjects,
+    subject_key: String,
+}
+
+impl Stamp {
+    fn new(config: &AnalyticsConfig) -> Self {
+        let env = |k: &str| std::env::var(k).ok();
+        Stamp {
+            server_id: server_id(env),
+            replica_id: crate::usage::replica_id(&config.replica_id, &env),
+            record_queries: config.record_queries,
+            record_subjects: config.record_subjects,
+            subject_key: config.subject_key.clone(),
+        }
+    }
+
+    /// Adds the common fields (a UUIDv7 id, unique across replicas) and applies the switches.
+    fn apply(&self, map: &mut Map<String, Value>) {
+        map.insert("id".into(), Value::String(uuid::Uuid::now_v7().to_string()));
+        map.insert(
+            "timestamp".into(),
+            Value::String(iso8601(SystemTime::now())),
+        );
+        map.insert("server_id".into(), Value::String(self.server_id.clone()));
+        map.insert("replica_id".into(), Value::String(self.replica_id.clone()));
+        if let Some(subject) = crate::usage::subject::current().and_then(|s| {
+            crate::usage::recorded_subject(&s, self.record_subjects, &self.subject_key)
+        }) {
+            map.insert("subject".into(), Value::String(subject));
+        }
+        if !self.record_queries
+            && let Some(Value::Object(data)) = map.get_mut("data")
+        {
+            data.remove("context");
+        }
+    }
 }
 
 impl std::fmt::Debug for Analytics {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match &self.inner {
-            None => f.write_str("Analytics(disabled)"),
             Some(i) => f
                 .debug_struct("Analytics")
                 .field("endpoint", &i.config.endpoint)
                 .field("buffer", &i.buffer_path)
+                .field("usage", &self.usage)
                 .finish_non_exhaustive(),
+            None if self.usage.is_some() => f
+                .debug_struct("Analytics")
+                .field("usage", &self.usage)
+                .finish_non_exhaustive(),
+            None => f.write_str("Analytics(disabled)"),
         }
     }
 }
@@ -228,9 +314,6 @@ impl std::fmt::Debug for Analytics {
 struct Inner {
     config: AnalyticsConfig,
     buffer_path: PathBuf,
-    server_id: String,
-    id_prefix: String,
-    seq: AtomicU64,
     queue: Mutex<VecDeque<Value>>,
     /// Events dropped from the in-memory queue, not yet written to the buffer's count.
     queue_dropped: AtomicU64,
@@ -247,17 +330,13 @@ impl Analytics {
         Self::default()
     }
 
-    /// The tracker for `config`, without the periodic flush (call [`Analytics::flush`] yourself,
-    /// or use [`Analytics::start`]). Disabled config gives [`Analytics::disabled`].
+    /// The HTTP endpoint sink for `config`, without the periodic flush (call
+    /// [`Analytics::flush`] yourself, or use [`Analytics::start`]) and without the usage store.
+    /// Disabled config gives [`Analytics::disabled`].
     pub fn new(config: AnalyticsConfig) -> Self {
         if !config.enabled {
             return Self::disabled();
         }
-        let server_id = server_id(|k| std::env::var(k).ok());
-        let started = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos();
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(Duration::from_secs(config.timeout_seconds.max(1))))
             .http_status_as_error(false)
@@ -266,12 +345,11 @@ impl Analytics {
             .build()
             .into();
         Self {
+            usage: None,
+            stamp: Some(Arc::new(Stamp::new(&config))),
             inner: Some(Arc::new(Inner {
                 buffer_path: config.buffer_path(),
                 config,
-                id_prefix: format!("{started:x}-{:x}", std::process::id()),
-                server_id,
-                seq: AtomicU64::new(0),
                 queue: Mutex::new(VecDeque::new()),
                 queue_dropped: AtomicU64::new(0),
                 flush_lock: tokio::sync::Mutex::new(()),
@@ -283,10 +361,25 @@ impl Analytics {
         }
     }
 
-    /// [`Analytics::new`] plus a task flushing every `flush_interval_seconds` (needs a tokio
-    /// runtime). Stop it with [`Analytics::shutdown`].
+    /// The server's analytics: [`Analytics::new`] plus a task flushing every
+    /// `flush_interval_seconds` (needs a tokio runtime), and the usage store unless
+    /// `analytics.store` is `off` (see [`crate::usage`]). Stop it with [`Analytics::shutdown`].
     pub fn start(config: AnalyticsConfig) -> Self {
-        let this = Self::new(config);
+        let mut this = Self::new(config.clone());
+        let env = |k: &str| std::env::var(k).ok();
+        if let Some(location) = crate::usage::location(&config, &env) {
+            let buffer = crate::usage::buffer_path(&location, &env);
+            tracing::info!("usage: recording to the {location}");
+            this.usage = Some(crate::usage::Recorder::start(
+                location,
+                buffer,
+                config.max_buffer_events,
+                config.retention_days,
+            ));
+            if this.stamp.is_none() {
+                this.stamp = Some(Arc::new(Stamp::new(&config)));
+            }
+        }
         if let Some(inner) = &this.inner {
             let every = Duration::from_secs(inner.config.flush_interval_seconds.max(1));
             let weak: Weak<Inner> = Arc::downgrade(inner);
@@ -297,7 +390,12 @@ impl Analytics {
                 loop {
                     ticks.tick().await;
                     let Some(inner) = weak.upgrade() else { return };
-                    Analytics { inner: Some(inner) }.flush().await;
+                    Analytics {
+                        inner: Some(inner),
+                        ..Analytics::default()
+                    }
+                    .flush()
+                    .await;
                 }
             });
             *lock(&inner.timer) = Some(task);
@@ -306,12 +404,32 @@ impl Analytics {
     }
 
     pub fn is_enabled(&self) -> bool {
-        self.inner.is_some()
+        self.stamp.is_some()
     }
 
     /// The `server_id` put on events (`dev-{USER|USERNAME}`), when enabled.
     pub fn server_id(&self) -> Option<&str> {
-        self.inner.as_ref().map(|i| i.server_id.as_str())
+        self.stamp.as_ref().map(|s| s.server_id.as_str())
+    }
+
+    /// The usage store's recorder, when one is on.
+    pub fn usage(&self) -> Option<&crate::usage::Recorder> {
+        self.usage.as_deref()
+    }
+
+    /// Stamps an event and hands it to every sink.
+    fn emit(&self, mut map: Map<String, Value>) {
+        let Some(stamp) = &self.stamp else { return };
+        stamp.apply(&mut map);
+        if let Some(usage) = &self.usage {
+            let event = Value::Object(map);
+            usage.record(&event);
+            let Value::Object(m) = event else { return };
+            map = m;
+        }
+        if let Some(inner) = &self.inner {
+            inner.enqueue(map);
+        }
     }
 
     /// The buffer file, when enabled.
@@ -326,21 +444,25 @@ impl Analytics {
 
     /// Queues the event `make` builds; `make` runs only when analytics are enabled.
     pub fn track_with(&self, make: impl FnOnce() -> EventData) {
-        let Some(inner) = &self.inner else { return };
+        if self.stamp.is_none() {
+            return;
+        }
         let data = make();
         let value = serde_json::to_value(&data).unwrap_or(Value::Null);
         if let Value::Object(map) = value {
-            inner.enqueue(map);
+            self.emit(map);
         }
     }
 
     /// Queues an event of any type with any data (an object).
     pub fn track_raw(&self, event_type: &str, data: Value) {
-        let Some(inner) = &self.inner else { return };
+        if self.stamp.is_none() {
+            return;
+        }
         let mut map = Map::new();
         map.insert("type".into(), Value::String(event_type.to_owned()));
         map.insert("data".into(), data);
-        inner.enqueue(map);
+        self.emit(map);
     }
 
     /// `no_match`.
@@ -502,9 +624,14 @@ impl Analytics {
     }
 
     /// Stops the periodic flush and flushes one last time; events tracked afterwards are written
-    /// straight to the buffer file (sent by the next run). Idempotent. Call it when the server
-    /// stops (stdin closed, SIGINT, SIGTERM).
+    /// straight to the buffer file (sent by the next run). The usage store's writer writes what
+    /// is buffered and stops (waiting at most 10 s). Idempotent. Call it when the server stops
+    /// (stdin closed, SIGINT, SIGTERM).
     pub async fn shutdown(&self) -> FlushReport {
+        if let Some(usage) = self.usage.clone() {
+            let _ =
+                tokio::task::spawn_blocking(move || usage.shutdown(Duration::from_secs(10))).await;
+        }
         let Some(inner) = &self.inner else {
             return FlushReport::default();
         };
@@ -517,17 +644,7 @@ impl Analytics {
 }
 
 impl Inner {
-    fn enqueue(&self, mut map: Map<String, Value>) {
-        let n = self.seq.fetch_add(1, Ordering::Relaxed);
-        map.insert(
-            "id".into(),
-            Value::String(format!("{}-{n}", self.id_prefix)),
-        );
-        map.insert(
-            "timestamp".into(),
-            Value::String(iso8601(SystemTime::now())),
-        );
-        map.insert("server_id".into(), Value::String(self.server_id.clone()));
+    fn enqueue(&self, map: Map<String, Value>) {
         let event = Value::Object(map);
         if self.closed.load(Ordering::Acquire) {
             // After shutdown there is no flush left to run: keep the event on disk.

@@ -106,6 +106,10 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the manual page as roff (`skills-mcp man | man -l -`).
     Man,
+    /// Report usage from the usage store: the most served skills (with a per-day sparkline),
+    /// skills never served, requests that found nothing or were ambiguous, feedback, scripts,
+    /// subjects.
+    Stats(crate::usage::stats::StatsArgs),
 }
 
 #[derive(Debug, Args)]
@@ -134,6 +138,10 @@ pub struct ServeArgs {
     /// Authentication of HTTP clients (static bearer tokens, OAuth JWT access tokens).
     #[command(flatten)]
     pub auth: crate::http_auth::AuthOptions,
+    /// Where usage is recorded: a SQLite file, or `off` (default: `analytics.store`,
+    /// $XDG_STATE_HOME/skills-mcp/usage.sqlite3).
+    #[arg(long, value_name = "FILE|off")]
+    pub usage_db: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -266,6 +274,7 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             };
             crate::scripts::cli_run(&catalog, config.scripts, request)
         }
+        Command::Stats(args) => stats(global, &args),
     }
 }
 
@@ -281,7 +290,10 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let http_flags = flags.public_without_auth
         || !flags.allowed_hosts.is_empty()
         || !flags.allowed_origins.is_empty();
-    let (loaded, git) = load(global, true)?;
+    let (mut loaded, git) = load(global, true)?;
+    if let Some(store) = &args.usage_db {
+        loaded.config.analytics.store = store.clone();
+    }
     let http =
         args.http.is_some() || loaded.config.server.transport == crate::http::Transport::Http;
     if !http {
@@ -356,6 +368,37 @@ fn open(
     };
     let catalog = Catalog::open(roots, crate::mcp::catalog_options(&loaded.config))?;
     Ok((catalog, loaded.config))
+}
+
+/// `stats`: the usage report of the configured store (or `--usage-db` / `--database-url`);
+/// `never_served` compares with the current index.
+fn stats(global: &GlobalArgs, args: &crate::usage::stats::StatsArgs) -> anyhow::Result<ExitCode> {
+    use crate::usage::stats;
+    let period = stats::Period::parse(&args.since, stats::now())?;
+    let (catalog, config) = open(global, &[])?;
+    let location = stats::location(args, &config.analytics)?;
+    let index: Vec<String> = catalog
+        .tree(None)?
+        .into_iter()
+        .filter(|n| n.skill.is_some())
+        .map(|n| n.path)
+        .collect();
+    let mut store = crate::usage::Store::open(&location)?;
+    let report = stats::report(
+        &mut store,
+        &period,
+        args.skill.as_deref(),
+        args.limit,
+        &index,
+    )?;
+    if args.json {
+        print_json(&serde_json::to_value(&report)?)?;
+    } else {
+        std::io::stdout()
+            .lock()
+            .write_all(stats::text(&report).as_bytes())?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn print_json(value: &Value) -> anyhow::Result<()> {

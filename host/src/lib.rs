@@ -23,3 +23,4 @@ pub mod output;
 pub mod runtime;
 pub mod scripts;
 pub mod serve;
+pub mod usage;

@@ -283,9 +283,12 @@ impl SkillsServer {
         f: impl FnOnce(&SkillsServer, &View) -> T + Send + 'static,
     ) -> T {
         let server = self.clone();
+        let subject = crate::usage::subject::current();
         tokio::task::spawn_blocking(move || {
-            let view = server.view();
-            f(&server, &view)
+            crate::usage::subject::in_blocking(subject, || {
+                let view = server.view();
+                f(&server, &view)
+            })
         })
         .await
         .expect("an engine call panicked")
@@ -633,6 +636,8 @@ impl ServerHandler for SkillsServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         let arguments = request.arguments.clone().unwrap_or_default();
+        // The caller's authenticated subject, for the events this call records.
+        let subject = crate::usage::subject::of_request(&context.extensions);
         let tcc = ToolCallContext::new(self, request, context);
         let explain = |message: &str| {
             let schema = self
@@ -643,7 +648,7 @@ impl ServerHandler for SkillsServer {
             let text = arguments::explain(&name, &schema, &arguments, message);
             CallToolResult::error(vec![ContentBlock::text(text)])
         };
-        match self.tool_router.call(tcc).await {
+        match crate::usage::subject::scope(subject, self.tool_router.call(tcc)).await {
             // rmcp answers arguments that do not deserialize with serde's message; name the
             // argument instead (still a tool error, for the model to fix).
             Ok(CallToolResponse::Complete(result))

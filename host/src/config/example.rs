@@ -10,8 +10,8 @@ const TEMPLATE: &str = r#"# skills-mcp configuration (every value below is the d
 # and a narrower `scripts.allowed_extensions` apply; any other key is ignored with a warning.
 # Precedence, lowest first: defaults < config.yaml of each root (in root order)
 #   < --config FILE < environment variables < command-line flags.
-# Environment: ANALYTICS_ENDPOINT, REFRESH_INTERVAL_MINUTES, SKILLS_DIR, SKILLS_REPO,
-#   SKILLS_BRANCH, GITHUB_TOKEN. Unknown keys are warned about and ignored.
+# Environment: ANALYTICS_ENDPOINT, SKILLS_MCP_DATABASE_URL, SKILLS_MCP_SUBJECT_KEY,
+#   REFRESH_INTERVAL_MINUTES, SKILLS_DIR, SKILLS_REPO, SKILLS_BRANCH, GITHUB_TOKEN. Unknown keys are warned about and ignored.
 
 # How a request is matched to skills.
 matching:
@@ -89,6 +89,22 @@ analytics:
   max_buffer_events: 10000
   # Seconds a POST may take.
   timeout_seconds: 10
+  # The usage store, read by `skills-mcp stats` (independent of the endpoint above).
+  # A SQLite file ("" = $XDG_STATE_HOME/skills-mcp/usage.sqlite3), or off.
+  store: ""
+  # postgres://user:password@host/db?sslmode=verify-full: several replicas write to one
+  # database instead of the file (SKILLS_MCP_DATABASE_URL sets it).
+  database_url: ""
+  # Keep the request text of no_match, ambiguous and skill_served events.
+  record_queries: true
+  # The caller's authenticated subject on events: true, hash (keyed with subject_key), false.
+  record_subjects: true
+  # The secret of record_subjects: hash (SKILLS_MCP_SUBJECT_KEY sets it).
+  subject_key: ""
+  # Events older than this many days are deleted from the store (0 keeps everything).
+  retention_days: 90
+  # Put beside server_id on events ("" = SKILLS_MCP_REPLICA_ID, else the host name).
+  replica_id: ""
 
 # Where skills come from.
 sources:

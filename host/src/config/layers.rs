@@ -36,8 +36,10 @@ pub struct LoadOptions {
 }
 
 /// The environment variables the configuration reads.
-pub const ENV_VARS: [&str; 6] = [
+pub const ENV_VARS: [&str; 8] = [
     "ANALYTICS_ENDPOINT",
+    "SKILLS_MCP_DATABASE_URL",
+    "SKILLS_MCP_SUBJECT_KEY",
     "REFRESH_INTERVAL_MINUTES",
     "SKILLS_DIR",
     "SKILLS_REPO",
@@ -277,6 +279,15 @@ fn env_layer(env: &HashMap<String, String>) -> Result<Option<Layer>> {
     if let Some(endpoint) = env.get("ANALYTICS_ENDPOINT").filter(|v| !v.is_empty()) {
         set("analytics", "enabled", Value::Bool(true));
         set("analytics", "endpoint", Value::String(endpoint.clone()));
+    }
+    // The usage store's database and subject key (secrets: the environment, not a file).
+    for (var, key) in [
+        ("SKILLS_MCP_DATABASE_URL", "database_url"),
+        ("SKILLS_MCP_SUBJECT_KEY", "subject_key"),
+    ] {
+        if let Some(value) = env.get(var).filter(|v| !v.trim().is_empty()) {
+            set("analytics", key, Value::String(value.trim().to_owned()));
+        }
     }
     if let Some(minutes) = env
         .get("REFRESH_INTERVAL_MINUTES")
