@@ -2,6 +2,7 @@
 //! real binary.
 
 mod analytics;
+mod answers;
 mod cli;
 mod common;
 mod component;
