@@ -54,13 +54,15 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
         2,
         // Covering indexes for the groupings of `skills-mcp stats` (served per skill, then per
         // day for the listed skills; feedback per skill; scripts per skill, file and exit
-        // code), partial: only the rows of their type. Subjects are covered by usage_events_ts.
+        // code; subjects), partial: only the rows they count.
         "CREATE INDEX usage_events_served ON usage_events (type, skill, ts)
         WHERE type = 'skill_served';
     CREATE INDEX usage_events_feedback ON usage_events (type, ts, skill, useful)
         WHERE type = 'skill_feedback';
     CREATE INDEX usage_events_scripts ON usage_events (type, ts, skill, file, exit_code, success)
-        WHERE type = 'script_executed';",
+        WHERE type = 'script_executed';
+    CREATE INDEX usage_events_subject_ts ON usage_events (subject, ts)
+        WHERE subject IS NOT NULL;",
         // The request texts grouped by text and the latest comments: SQLite only, since a
         // PostgreSQL B-tree entry is at most ~2.7 kB and these texts have no bound (an insert
         // would fail there).
