@@ -333,7 +333,7 @@ pub fn report(
         s.exit_codes
             .sort_by(|a, b| b.count.cmp(&a.count).then(a.exit_code.cmp(&b.exit_code)));
     }
-    scripts.sort_by(|a, b| b.runs.cmp(&a.runs));
+    scripts.sort_by_key(|s| std::cmp::Reverse(s.runs));
 
     // On SQLite, `+ts` keeps the period off the index choice: the subjects are counted in the
     // order of usage_events_subject_ts (no sort of every event of the period); PostgreSQL plans
