@@ -21,6 +21,10 @@ use skills_mcp::usage::store::Row;
 use skills_mcp::usage::time::{DAY_MS, now_ms};
 use skills_mcp::usage::{Location, Store};
 
+/// The row insert of the store (`Store::insert`'s columns, in order).
+const INSERT: &str = "INSERT INTO usage_events (id, ts, type, server_id, replica_id, subject, skill, query, file, success, exit_code, useful, comment, data) \
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+
 /// A small deterministic generator (xorshift).
 struct Rng(u64);
 
@@ -53,7 +57,14 @@ fn main() {
     let started = Instant::now();
     let now = now_ms();
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    let mut rows = Vec::with_capacity(50_000);
+    // One transaction and one prepared statement for the whole fill (the server's writer batches
+    // through `Store::insert`; the rows are the same), with a page cache big enough for the
+    // indexes so that random timestamps do not thrash it.
+    let conn = store.sqlite().expect("a SQLite store");
+    conn.pragma_update(None, "cache_size", -512_000)
+        .expect("cache size");
+    let tx = conn.transaction().expect("begin");
+    let mut insert = tx.prepare(INSERT).expect("prepare");
     for i in 0..events {
         let ts = now - (rng.below(90 * DAY_MS as u64) as i64);
         let skill = format!(
@@ -114,13 +125,30 @@ fn main() {
                 row.file = Some("assets/template.md".into());
             }
         }
-        rows.push(row);
-        if rows.len() == rows.capacity() {
-            store.insert(&rows).expect("insert");
-            rows.clear();
-        }
+        insert
+            .execute(rusqlite::params![
+                row.id,
+                row.ts,
+                row.kind,
+                row.server_id,
+                row.replica_id,
+                row.subject,
+                row.skill,
+                row.query,
+                row.file,
+                row.success,
+                row.exit_code,
+                row.useful,
+                row.comment,
+                row.data
+            ])
+            .expect("insert");
     }
-    store.insert(&rows).expect("insert");
+    drop(insert);
+    tx.commit().expect("commit");
+    // The report reads the database file, not a long write-ahead log.
+    conn.execute_batch("PRAGMA wal_checkpoint(TRUNCATE)")
+        .expect("checkpoint");
     let fill = started.elapsed();
     let size = std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0)
         + std::fs::metadata(dir.path().join("usage.sqlite3-wal"))

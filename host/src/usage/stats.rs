@@ -170,31 +170,27 @@ pub fn report(
         .first()
         .map_or(0, |r| r[0].int());
 
-    // Served, most first, with a count per day.
+    // Served, most first: the count per skill (in the index's skill order, no sort), then the
+    // count per day of the listed skills only.
     let served_rows = store.query(
         &format!(
-            "SELECT skill, ts / {DAY_MS}, COUNT(*) FROM usage_events \
+            "SELECT skill, COUNT(*) FROM usage_events \
              WHERE type = 'skill_served' AND ts >= ? AND ts < ?{skill_clause} \
-             GROUP BY skill, ts / {DAY_MS}"
+             GROUP BY skill"
         ),
         &with_skill(range()),
     )?;
-    let mut per_skill: BTreeMap<String, Vec<i64>> = BTreeMap::new();
+    // Keyed by text: a row without a skill counts as "" (as its cell reads).
+    let mut per_skill: BTreeMap<String, i64> = BTreeMap::new();
     for r in &served_rows {
-        let days = per_skill
-            .entry(r[0].text())
-            .or_insert_with(|| vec![0; period.days as usize]);
-        let i = r[1].int() - period.first_day;
-        if (0..period.days).contains(&i) {
-            days[i as usize] += r[2].int();
-        }
+        *per_skill.entry(r[0].text()).or_default() += r[1].int();
     }
     let mut served: Vec<Served> = per_skill
         .into_iter()
-        .map(|(skill, per_day)| Served {
-            count: per_day.iter().sum(),
+        .map(|(skill, count)| Served {
             skill,
-            per_day,
+            count,
+            per_day: Vec::new(),
         })
         .collect();
     served.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.skill.cmp(&b.skill)));
@@ -206,6 +202,29 @@ pub fn report(
         .cloned()
         .collect();
     served.truncate(limit as usize);
+    for s in &mut served {
+        let this_skill = if s.skill.is_empty() {
+            "(skill = ? OR skill IS NULL)"
+        } else {
+            "skill = ?"
+        };
+        let mut p = range();
+        p.push(Param::Text(s.skill.clone()));
+        s.per_day = vec![0; period.days as usize];
+        for r in store.query(
+            &format!(
+                "SELECT ts / {DAY_MS}, COUNT(*) FROM usage_events \
+                 WHERE type = 'skill_served' AND ts >= ? AND ts < ? AND {this_skill} \
+                 GROUP BY ts / {DAY_MS}"
+            ),
+            &p,
+        )? {
+            let i = r[0].int() - period.first_day;
+            if (0..period.days).contains(&i) {
+                s.per_day[i as usize] += r[1].int();
+            }
+        }
+    }
 
     // Requests that found nothing / several skills, grouped by text.
     let mut queries = |kind: &str| -> Result<Vec<QueryCount>> {
@@ -314,15 +333,23 @@ pub fn report(
         s.exit_codes
             .sort_by(|a, b| b.count.cmp(&a.count).then(a.exit_code.cmp(&b.exit_code)));
     }
-    scripts.sort_by(|a, b| b.runs.cmp(&a.runs));
+    scripts.sort_by_key(|s| std::cmp::Reverse(s.runs));
 
+    // On SQLite, `+ts` keeps the period off the index choice: the subjects are counted in the
+    // order of usage_events_subject_ts (no sort of every event of the period); PostgreSQL plans
+    // its own aggregate.
+    let ts = if store.sqlite().is_some() {
+        "+ts"
+    } else {
+        "ts"
+    };
     let mut p = with_skill(range());
     p.push(Param::Int(limit));
     let subjects = store
         .query(
             &format!(
                 "SELECT subject, COUNT(*) FROM usage_events \
-                 WHERE ts >= ? AND ts < ? AND subject IS NOT NULL{skill_clause} \
+                 WHERE {ts} >= ? AND {ts} < ? AND subject IS NOT NULL{skill_clause} \
                  GROUP BY subject ORDER BY 2 DESC, 1 LIMIT ?"
             ),
             &p,

@@ -24,10 +24,12 @@ impl std::fmt::Display for Location {
     }
 }
 
-/// The schema, one migration per version, applied in order (the same SQL on both databases).
-const MIGRATIONS: &[(i64, &str)] = &[(
-    1,
-    "CREATE TABLE usage_events (
+/// The schema, one migration per version, applied in order: `(version, SQL for both databases,
+/// SQL for SQLite only)`. A change is a new version, never an edit of an applied one.
+const MIGRATIONS: &[(i64, &str, &str)] = &[
+    (
+        1,
+        "CREATE TABLE usage_events (
         id TEXT PRIMARY KEY,
         ts BIGINT NOT NULL,
         type TEXT NOT NULL,
@@ -46,7 +48,32 @@ const MIGRATIONS: &[(i64, &str)] = &[(
     CREATE INDEX usage_events_type_ts ON usage_events (type, ts, skill);
     CREATE INDEX usage_events_ts ON usage_events (ts, subject);
     CREATE INDEX usage_events_skill_ts ON usage_events (skill, ts);",
-)];
+        "",
+    ),
+    (
+        2,
+        // Covering indexes for the groupings of `skills-mcp stats` (served per skill, then per
+        // day for the listed skills; feedback per skill; scripts per skill, file and exit
+        // code; subjects), partial: only the rows they count.
+        "CREATE INDEX usage_events_served ON usage_events (type, skill, ts)
+        WHERE type = 'skill_served';
+    CREATE INDEX usage_events_feedback ON usage_events (type, ts, skill, useful)
+        WHERE type = 'skill_feedback';
+    CREATE INDEX usage_events_scripts ON usage_events (type, ts, skill, file, exit_code, success)
+        WHERE type = 'script_executed';
+    CREATE INDEX usage_events_subject_ts ON usage_events (subject, ts)
+        WHERE subject IS NOT NULL;",
+        // The request texts grouped by text and the latest comments: SQLite only, since a
+        // PostgreSQL B-tree entry is at most ~2.7 kB and these texts have no bound (an insert
+        // would fail there).
+        "CREATE INDEX usage_events_comments ON usage_events (type, ts, skill, comment)
+        WHERE type = 'skill_feedback' AND comment IS NOT NULL;
+    CREATE INDEX usage_events_no_match ON usage_events (type, ts, query)
+        WHERE type = 'no_match';
+    CREATE INDEX usage_events_ambiguous ON usage_events (type, ts, query)
+        WHERE type = 'ambiguous';",
+    ),
+];
 
 /// The newest schema version this build knows.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS[MIGRATIONS.len() - 1].0;
@@ -212,8 +239,9 @@ impl Store {
                     [],
                     |r| r.get(0),
                 )?;
-                for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > have) {
+                for (version, sql, sqlite_sql) in MIGRATIONS.iter().filter(|(v, ..)| *v > have) {
                     tx.execute_batch(sql)
+                        .and_then(|()| tx.execute_batch(sqlite_sql))
                         .with_context(|| format!("schema migration {version}"))?;
                     tx.execute(
                         "INSERT INTO usage_schema (version, applied_ms) VALUES (?1, ?2)",
@@ -232,7 +260,7 @@ impl Store {
                         &[],
                     )?
                     .get(0);
-                for (version, sql) in MIGRATIONS.iter().filter(|(v, _)| *v > have) {
+                for (version, sql, _) in MIGRATIONS.iter().filter(|(v, ..)| *v > have) {
                     tx.batch_execute(sql)
                         .with_context(|| format!("schema migration {version}"))?;
                     tx.execute(
