@@ -123,6 +123,18 @@ test('the skill editor in headless Chromium', { skip: existsSync(chromium) ? fal
     // the other request's row lists the skills above the draft
     assert.match(await page.$eval('#ranks tr[data-request="react login form"]', (tr) => tr.textContent), /ui\/react/);
 
+    // The name shown is the one the server serves (`skills/list`): category nodes under their
+    // folder, as `check-skill` and the Skills extension both decide it.
+    const servedName = () => page.$eval('#served', (dl) => {
+      const dt = [...dl.querySelectorAll('dt')].find((d) => d.textContent === 'name (Skills extension)');
+      return dt?.nextElementSibling?.textContent;
+    });
+    for (const [file, name] of [['api/_index.md', 'api'], ['_root.md', 'root'], ['ui/react/auth.md', 'auth']]) {
+      await page.select('#start-from', file);
+      assert.equal(await page.$eval('#path', (e) => e.value), file);
+      assert.equal(await servedName(), name, file);
+    }
+
     // Opening a folder: the engine's walk decides what is listed (skipped folder names, depth)
     // and the engine which files are read. The folder is written to the page's own file
     // system (OPFS: real directory handles) and handed to the editor as the picker's answer.
@@ -163,18 +175,6 @@ test('the skill editor in headless Chromium', { skip: existsSync(chromium) ? fal
     const shot = join(out, 'editor.png');
     await page.screenshot({ path: shot, fullPage: true });
     console.log(`screenshot: ${shot}`);
-
-    // The name shown is the one the server serves (`skills/list`): category nodes under their
-    // folder, as `check-skill` and the Skills extension both decide it.
-    const servedName = () => page.$eval('#served', (dl) => {
-      const dt = [...dl.querySelectorAll('dt')].find((d) => d.textContent === 'name (Skills extension)');
-      return dt?.nextElementSibling?.textContent;
-    });
-    for (const [file, name] of [['api/_index.md', 'api'], ['_root.md', 'root'], ['ui/react/auth.md', 'auth']]) {
-      await page.select('#start-from', file);
-      assert.equal(await page.$eval('#path', (e) => e.value), file);
-      assert.equal(await servedName(), name, file);
-    }
 
     // The per-keystroke budget on the 2,621-skill corpus.
     if (existsSync(corpus)) {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
-  loadEngine, fromDirectory, fromFiles, EngineError, Engine, Index, DEFAULT_CONFIG,
+  loadEngine, fromDirectory, fromFiles, EngineError, Engine, Index, DEFAULT_CONFIG, walkRoot,
 } from '../src/node.js';
 
 const skills = fileURLToPath(new URL('../../skills', import.meta.url));
@@ -182,6 +182,36 @@ test('a method whose engine export is missing is `missing-export`, not a trap', 
   // the instance and the index go on
   assert.equal(index.search('react login form', 1)[0].skillPath, 'ui/react/auth');
   assert.equal(engine.restarts, 0);
+});
+
+test('Engine.walkFolder and walkRoot: one folder by the engine, a whole root over a lister', async () => {
+  const { engine } = await bundled();
+  const policy = engine.walkPolicy();
+  // One folder: sorted, the skipped folder name left out, a FIFO reported and never listed.
+  const step = engine.walkFolder(0, '', 0, 0, [
+    { name: 'b.md', kind: 'file', size: 10 },
+    { name: 'a', kind: 'directory' },
+    { name: policy.skipDirNames[0], kind: 'directory' },
+    { name: 'pipe', kind: { special: 'fifo' } },
+  ]);
+  assert.deepEqual(step.entries, [
+    { path: 'a', kind: 'directory', size: 0 },
+    { path: 'b.md', kind: 'file', size: 10 },
+  ]);
+  assert.deepEqual(step.enter, ['a']);
+  assert.deepEqual(step.findings.map((f) => [f.path, f.worst]), [['pipe', 'warning']]);
+  assert.equal(step.stop, false);
+  assert.equal(step.tooDeep, false);
+  // A whole root through an in-memory lister: folders entered in the engine's order.
+  const tree = {
+    '': [{ name: 'top.md', kind: 'file', size: 3 }, { name: 'a', kind: 'directory' }],
+    a: [{ name: 'SKILL.md', kind: 'file', size: 5 }],
+  };
+  const walk = await walkRoot(engine, (path) => tree[path]);
+  assert.deepEqual(walk.entries.map((e) => e.path), ['a', 'top.md', 'a/SKILL.md']);
+  assert.deepEqual(walk.findings, []);
+  assert.equal(walk.truncated, false);
+  assert.equal(walk.tooDeep, false);
 });
 
 test('every method and property of the package types is called in this file', () => {
