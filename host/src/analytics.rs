@@ -805,21 +805,7 @@ impl Inner {
     /// Appends events (and a dropped count) as JSON lines, after a newline if the file ends with a
     /// half-written line.
     fn append(&self, events: &[Value], dropped: u64) -> std::io::Result<()> {
-        let mut file = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .read(true)
-            .open(&self.buffer_path)?;
         let mut out = Vec::new();
-        let len = file.metadata()?.len();
-        if len > 0 {
-            let mut last = [0u8; 1];
-            file.seek(SeekFrom::Start(len - 1))?;
-            file.read_exact(&mut last)?;
-            if last[0] != b'\n' {
-                out.push(b'\n');
-            }
-        }
         if dropped > 0 {
             out.extend_from_slice(json!({ "dropped": dropped }).to_string().as_bytes());
             out.push(b'\n');
@@ -828,8 +814,7 @@ impl Inner {
             out.extend_from_slice(event.to_string().as_bytes());
             out.push(b'\n');
         }
-        file.write_all(&out)?;
-        file.sync_data()
+        append_lines(&self.buffer_path, &out)?.sync_data()
     }
 
     /// Replaces the buffer with `events` (and the dropped count), through a temporary file.
@@ -860,6 +845,30 @@ struct BufferContents {
     dropped: u64,
     dropped_lines: usize,
     corrupt: usize,
+}
+
+/// Appends `bytes` (whole JSON lines) to a buffer file, after a newline when the file ends with
+/// a half-written line; returns the file for a caller that syncs it. The analytics sink and the
+/// usage store's buffer both append through here.
+pub(crate) fn append_lines(path: &Path, bytes: &[u8]) -> std::io::Result<std::fs::File> {
+    let mut file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .read(true)
+        .open(path)?;
+    let mut out = Vec::with_capacity(bytes.len() + 1);
+    let len = file.metadata()?.len();
+    if len > 0 {
+        let mut last = [0u8; 1];
+        file.seek(SeekFrom::Start(len - 1))?;
+        file.read_exact(&mut last)?;
+        if last[0] != b'\n' {
+            out.push(b'\n');
+        }
+    }
+    out.extend_from_slice(bytes);
+    file.write_all(&out)?;
+    Ok(file)
 }
 
 /// Reads the buffer: event lines (objects with a string `type`), dropped-count lines

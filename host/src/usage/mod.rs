@@ -29,7 +29,7 @@ pub mod subject;
 pub mod time;
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read as _, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -511,24 +511,7 @@ fn with_lock<T>(buffer: &Path, f: impl FnOnce() -> std::io::Result<T>) -> std::i
 
 /// Appends `bytes`, after a newline when the file ends with a half-written line.
 fn append(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .read(true)
-        .open(path)?;
-    let len = file.metadata()?.len();
-    let mut out = Vec::with_capacity(bytes.len() + 1);
-    if len > 0 {
-        use std::io::{Seek as _, SeekFrom};
-        let mut last = [0u8; 1];
-        file.seek(SeekFrom::Start(len - 1))?;
-        file.read_exact(&mut last)?;
-        if last[0] != b'\n' {
-            out.push(b'\n');
-        }
-    }
-    out.extend_from_slice(bytes);
-    file.write_all(&out)
+    crate::analytics::append_lines(path, bytes).map(drop)
 }
 
 fn read_all(path: &Path) -> std::io::Result<Vec<u8>> {
