@@ -110,6 +110,20 @@ pub enum Command {
     /// skills never served, requests that found nothing or were ambiguous, feedback, scripts,
     /// subjects.
     Stats(crate::usage::stats::StatsArgs),
+    /// Ask a running `serve --http` whether it is ready (GET URL, 2 s timeout): prints the
+    /// answer, exits 0 on 200 and 1 otherwise. For container health checks (no curl needed).
+    Health(HealthArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct HealthArgs {
+    /// The probe to ask: /readyz (ready to serve) or /healthz (alive).
+    #[arg(
+        long,
+        value_name = "URL",
+        default_value = "http://127.0.0.1:8080/readyz"
+    )]
+    pub url: String,
 }
 
 #[derive(Debug, Args)]
@@ -129,6 +143,10 @@ pub struct ServeArgs {
     /// it can use the server.
     #[arg(long)]
     pub public_without_auth: bool,
+    /// Seconds between SIGTERM and closing the listener, /readyz answering 503 meanwhile
+    /// (default: `server.shutdown_delay_seconds`, 5; 0: close at once).
+    #[arg(long, value_name = "SECONDS")]
+    pub shutdown_delay: Option<u64>,
     /// Also accept this Host header at /mcp (repeatable; e.g. the name clients use).
     #[arg(long = "allowed-host", value_name = "HOST")]
     pub allowed_hosts: Vec<String>,
@@ -275,7 +293,35 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::scripts::cli_run(&catalog, config.scripts, request)
         }
         Command::Stats(args) => stats(global, &args),
+        Command::Health(args) => health(&args),
     }
+}
+
+/// `health`: GET the probe, print its answer; 0 on 200, 1 otherwise (unreachable included).
+fn health(args: &HealthArgs) -> anyhow::Result<ExitCode> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(std::time::Duration::from_secs(2)))
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .build()
+        .into();
+    let mut response = agent
+        .get(&args.url)
+        .call()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.url))?;
+    let status = response.status();
+    let body = response
+        .body_mut()
+        .with_config()
+        .limit(4096)
+        .read_to_string()
+        .unwrap_or_default();
+    println!("{} {}", status.as_u16(), body.trim());
+    Ok(if status == 200 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_FAILURE)
+    })
 }
 
 /// `serve`: the configuration (see [`crate::config`] for the precedence; `--algorithm` is a flag,
@@ -286,8 +332,10 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         public_without_auth: args.public_without_auth,
         allowed_hosts: args.allowed_hosts.clone(),
         allowed_origins: args.allowed_origins.clone(),
+        shutdown_delay_seconds: args.shutdown_delay,
     };
-    let http_flags = flags.public_without_auth
+    let http_flags = flags.shutdown_delay_seconds.is_some()
+        || flags.public_without_auth
         || !flags.allowed_hosts.is_empty()
         || !flags.allowed_origins.is_empty();
     let (mut loaded, git) = load(global, true)?;
@@ -298,7 +346,9 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         args.http.is_some() || loaded.config.server.transport == crate::http::Transport::Http;
     if !http {
         if http_flags {
-            anyhow::bail!("--public-without-auth, --allowed-host and --allowed-origin need --http");
+            anyhow::bail!(
+                "--public-without-auth, --allowed-host, --allowed-origin and --shutdown-delay need --http"
+            );
         }
         crate::serve::run(&loaded, git, crate::serve::stdio::Stdio)?;
     } else {
@@ -306,7 +356,10 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         let mut auth = args.auth.clone();
         auth.config = loaded.config.auth.clone();
         let auth = crate::http_auth::Authenticator::from_options(&auth)?.map(Arc::new);
-        let http = crate::serve::http::Http::new(config, auth);
+        let replica = crate::usage::replica_id(&loaded.config.analytics.replica_id, &|k| {
+            std::env::var(k).ok()
+        });
+        let http = crate::serve::http::Http::new(config, auth).with_replica(&replica);
         crate::serve::run(&loaded, git, http)?;
     }
     Ok(ExitCode::SUCCESS)

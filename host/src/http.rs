@@ -13,8 +13,10 @@
 //! - limits: request body size (413), per-request timeout (504), a cap on requests in flight
 //!   (503 at once, never a queue), header read timeout (slow, idle and half-open connections
 //!   are closed);
-//! - `/healthz` (alive) and `/readyz` (index built), one access log line per request on stderr,
-//!   graceful shutdown on SIGTERM/SIGINT.
+//! - `/healthz` (alive) and `/readyz` (index built, not draining), one access log line per
+//!   request on stderr, graceful shutdown on SIGTERM/SIGINT after the drain
+//!   ([`crate::serve::drain`]);
+//! - session ids of older clients that start with the replica id ([`sessions`]), for routing.
 //!
 //! # Layers (outermost first)
 //! [`with_limits`] (in-flight cap, timeout, access log) wraps the router of [`router`]
@@ -26,7 +28,10 @@
 //! check and the access log read its [`RpcCall`], and rmcp gets the bytes.
 
 use std::{
-    sync::{Arc, OnceLock},
+    sync::{
+        Arc, OnceLock,
+        atomic::{AtomicBool, Ordering},
+    },
     time::{Duration, Instant},
 };
 
@@ -40,9 +45,7 @@ use axum::{
     routing::get,
 };
 use http_body_util::BodyExt as _;
-use rmcp::transport::streamable_http_server::{
-    StreamableHttpServerConfig, StreamableHttpService, session::local::LocalSessionManager,
-};
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
@@ -52,6 +55,7 @@ use crate::{
 };
 
 pub mod config;
+pub mod sessions;
 pub use config::{DEFAULT_LISTEN, HttpConfig, HttpFlags, Transport, check_listen, parse_listen};
 
 /// State shared by the HTTP handlers.
@@ -66,16 +70,27 @@ pub struct HttpState {
     pub cancel: CancellationToken,
     /// Reads and classifies request bodies, within `max_body_bytes`.
     pub body: BodyReader,
+    /// Set at the stop signal ([`crate::serve::drain`]): `/readyz` answers 503 from then on.
+    pub draining: AtomicBool,
+    /// The replica id that starts every session id ([`sessions::ReplicaSessions`]).
+    pub replica: String,
 }
 
 impl HttpState {
     pub fn new(config: HttpConfig) -> Arc<Self> {
+        Self::for_replica(config, "")
+    }
+
+    /// State of a replica: its session ids start with `replica` (none when empty).
+    pub fn for_replica(config: HttpConfig, replica: &str) -> Arc<Self> {
         Arc::new(Self {
             server: OnceLock::new(),
             body: BodyReader::new(config.max_body_bytes),
             in_flight: Arc::new(Semaphore::new(config.max_in_flight)),
             config,
             cancel: CancellationToken::new(),
+            draining: AtomicBool::new(false),
+            replica: replica.to_owned(),
         })
     }
 
@@ -115,7 +130,7 @@ pub fn router(
                 .cloned()
                 .ok_or_else(|| std::io::Error::other("the index is not built yet"))
         },
-        Arc::new(LocalSessionManager::default()),
+        Arc::new(sessions::ReplicaSessions::new(&state.replica)),
         rmcp_config,
     );
     let mut endpoint = Router::new()
@@ -135,6 +150,9 @@ pub fn with_limits(router: Router, state: &Arc<HttpState>) -> Router {
 }
 
 async fn readyz(State(state): State<Arc<HttpState>>) -> Response {
+    if state.draining.load(Ordering::SeqCst) {
+        return (StatusCode::SERVICE_UNAVAILABLE, "not ready: draining\n").into_response();
+    }
     match state.server.get() {
         Some(server) => {
             let skills = server.catalog().len().unwrap_or(0);

@@ -8,6 +8,7 @@
 //! spoken once the server exists, as rmcp's `counter_stdio.rs` and `counter_streamhttp.rs` are
 //! thin layers over one server.
 
+pub mod drain;
 pub mod http;
 pub mod stdio;
 
@@ -113,7 +114,7 @@ pub fn run<T: Transport>(
             }
         };
         let stop: Stop = Box::pin(async {
-            let signal = stop_signal().await;
+            let signal = drain::stop_signal().await;
             tracing::info!("{signal}; stopping");
         });
         let served = tokio::select! {
@@ -194,28 +195,5 @@ async fn keep_fresh(loaded: &Loaded, git: Option<Arc<GitSync>>, server: SkillsSe
     Fresh {
         _periodic: periodic,
         _watch: watch,
-    }
-}
-
-/// Resolves on SIGINT or (Unix) SIGTERM, naming it.
-async fn stop_signal() -> &'static str {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => tokio::select! {
-                _ = tokio::signal::ctrl_c() => "SIGINT",
-                _ = term.recv() => "SIGTERM",
-            },
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-                "SIGINT"
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = tokio::signal::ctrl_c().await;
-        "Ctrl-C"
     }
 }

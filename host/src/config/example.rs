@@ -162,6 +162,9 @@ server:
   header_read_timeout_seconds: 10
   # Seconds a shutdown (SIGTERM, SIGINT) waits for requests in flight.
   shutdown_grace_seconds: 10
+  # Seconds between SIGTERM and closing the listener (0 to 3600): /readyz answers 503 while
+  # requests are still served, so a load balancer stops sending new ones first (the drain).
+  shutdown_delay_seconds: 5
   # Sessions and SSE streams for clients older than 2026-07-28; false: every request is
   # answered statelessly (any replica answers any request).
   sessions: true

@@ -33,6 +33,9 @@ pub struct HttpConfig {
     pub header_read_timeout_seconds: u64,
     /// Seconds a shutdown waits for requests in flight.
     pub shutdown_grace_seconds: u64,
+    /// Seconds between the stop signal and closing the listener: `/readyz` answers 503 while
+    /// requests are still served, so a load balancer takes the replica out first (the drain).
+    pub shutdown_delay_seconds: u64,
     /// Sessions and SSE streams for clients older than 2026-07-28 (`initialize` clients). Off:
     /// every request is answered statelessly (any replica can answer any request), and such
     /// clients get no list-changed notifications.
@@ -72,6 +75,7 @@ impl Default for HttpConfig {
             max_in_flight: 256,
             header_read_timeout_seconds: 10,
             shutdown_grace_seconds: 10,
+            shutdown_delay_seconds: 5,
             sessions: true,
         }
     }
@@ -117,6 +121,12 @@ impl crate::config::check::Section for HttpConfig {
             0..=3600,
             "a whole number of seconds from 0 to 3600",
         );
+        c.within(
+            "server.shutdown_delay_seconds",
+            self.shutdown_delay_seconds,
+            0..=3600,
+            "a whole number of seconds from 0 to 3600",
+        );
         c.need(
             !self.allowed_hosts.is_empty(),
             "server.allowed_hosts",
@@ -149,6 +159,8 @@ pub struct HttpFlags {
     pub allowed_hosts: Vec<String>,
     /// `--allowed-origin` (added to the configured ones).
     pub allowed_origins: Vec<String>,
+    /// `--shutdown-delay SECONDS`.
+    pub shutdown_delay_seconds: Option<u64>,
 }
 
 impl HttpFlags {
@@ -159,6 +171,9 @@ impl HttpFlags {
             c.listen = listen.clone();
         }
         c.public_without_auth |= self.public_without_auth;
+        if let Some(delay) = self.shutdown_delay_seconds {
+            c.shutdown_delay_seconds = delay;
+        }
         c.allowed_hosts.extend(self.allowed_hosts.iter().cloned());
         c.allowed_origins
             .extend(self.allowed_origins.iter().cloned());
@@ -235,6 +250,7 @@ mod tests {
         let bad = HttpConfig {
             listen: "nowhere".into(),
             max_body_bytes: 10,
+            shutdown_delay_seconds: 3601,
             allowed_hosts: vec![],
             allowed_origins: vec!["x".into()],
             ..HttpConfig::default()
@@ -247,6 +263,7 @@ mod tests {
             [
                 "server.listen",
                 "server.max_body_bytes",
+                "server.shutdown_delay_seconds",
                 "server.allowed_hosts",
                 "server.allowed_origins"
             ]
@@ -260,9 +277,11 @@ mod tests {
             public_without_auth: true,
             allowed_hosts: vec!["a.example".into()],
             allowed_origins: vec![],
+            shutdown_delay_seconds: Some(0),
         };
         let c = flags.apply(&HttpConfig::default());
         assert_eq!(c.listen, ":1");
+        assert_eq!(c.shutdown_delay_seconds, 0);
         assert!(c.public_without_auth);
         assert_eq!(
             c.allowed_hosts.last().map(String::as_str),

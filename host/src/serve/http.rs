@@ -1,7 +1,7 @@
 //! MCP over Streamable HTTP over the one start-up ([`super::run`]); the endpoint, its limits
 //! and its probes are [`crate::http`]'s.
 
-use std::sync::Arc;
+use std::{sync::Arc, time::Duration};
 
 use anyhow::{Context as _, Result, anyhow};
 
@@ -10,9 +10,11 @@ use crate::http::{HttpConfig, HttpState, check_listen, parse_listen, router, wit
 use crate::http_auth::Authenticator;
 
 /// `serve --http`: listen on `server.listen`, answer `/healthz` at once and `/mcp` once the
-/// index is built; a stop signal stops accepting and lets requests in flight finish.
+/// index is built; a stop signal drains ([`super::drain`]: `/readyz` 503 for
+/// `server.shutdown_delay_seconds`), then stops accepting and lets requests in flight finish.
 pub struct Http {
     config: HttpConfig,
+    replica: String,
     auth: Option<Arc<Authenticator>>,
     listener: Option<tokio::net::TcpListener>,
 }
@@ -22,9 +24,16 @@ impl Http {
     pub fn new(config: HttpConfig, auth: Option<Arc<Authenticator>>) -> Self {
         Self {
             config,
+            replica: String::new(),
             auth,
             listener: None,
         }
+    }
+
+    /// Session ids start with `replica` (see [`crate::http::sessions`]).
+    pub fn with_replica(mut self, replica: &str) -> Self {
+        self.replica = replica.to_owned();
+        self
     }
 }
 
@@ -60,7 +69,7 @@ impl Transport for Http {
             .listener
             .take()
             .context("the HTTP transport was not prepared")?;
-        let state = HttpState::new(self.config);
+        let state = HttpState::for_replica(self.config, &self.replica);
         let app = with_limits(router(&state, self.auth), &state);
         // The index is built while /healthz already answers (and /readyz says 503).
         let failed = {
@@ -77,13 +86,14 @@ impl Transport for Http {
             }
         };
         let mut failure = None;
+        let delay = Duration::from_secs(state.config.shutdown_delay_seconds);
         let shutdown = async {
             tokio::select! {
-                () = stop => {}
+                () = super::drain::drain(stop, &state.draining, delay) => {}
                 e = failed => failure = Some(e),
             }
         };
-        crate::http::serve(listener, app, state, shutdown).await;
+        crate::http::serve(listener, app, state.clone(), shutdown).await;
         tracing::info!("http: stopped");
         failure.map_or(Ok(()), Err)
     }
