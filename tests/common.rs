@@ -8,6 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use skills_mcp::usage::{Location, Store};
+use tempfile::TempDir;
+
 use skills_mcp::catalog::{Catalog, CatalogOptions, RootSpec};
 
 /// The repository's bundled `skills/` folder.
@@ -172,4 +175,151 @@ pub fn assert_exit(o: &Output, code: i32) {
         stdout(o),
         stderr(o)
     );
+}
+
+/// A PostgreSQL 15 cluster of its own in a temporary folder, on a loopback port (as root
+/// through `runuser -u postgres`, since `initdb` refuses root); stopped on drop. The usage-store
+/// tests and the fleet test write to it.
+pub struct Pg {
+    dir: TempDir,
+    port: u16,
+}
+
+pub const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
+pub const PG_PASSWORD: &str = "usage-secret";
+
+impl Pg {
+    pub fn start() -> Pg {
+        assert!(
+            Path::new(PG_BIN).join("initdb").is_file(),
+            "PostgreSQL 15 is needed in {PG_BIN} (apt-get install postgresql-15)"
+        );
+        let dir = TempDir::new().unwrap();
+        if rustix::process::geteuid().is_root() {
+            let ok = Command::new("chown")
+                .args(["-R", "postgres:postgres"])
+                .arg(dir.path())
+                .status()
+                .unwrap();
+            assert!(ok.success());
+        }
+        std::fs::write(dir.path().join("pw"), PG_PASSWORD).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let pg = Pg { dir, port };
+        pg.run(
+            "initdb",
+            &[
+                "-D",
+                &pg.data(),
+                "-U",
+                "postgres",
+                "-E",
+                "UTF8",
+                "--auth-local=trust",
+                "--auth-host=scram-sha-256",
+                "--pwfile",
+                &pg.path("pw"),
+                "--no-sync",
+            ],
+        );
+        pg.up();
+        pg
+    }
+
+    pub fn path(&self, name: &str) -> String {
+        self.dir.path().join(name).display().to_string()
+    }
+
+    pub fn data(&self) -> String {
+        self.path("data")
+    }
+
+    /// A PostgreSQL tool, as the `postgres` user when we are root (`initdb` refuses root).
+    pub fn command(tool: &str) -> Command {
+        let exe = Path::new(PG_BIN).join(tool);
+        if rustix::process::geteuid().is_root() {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(exe);
+            c
+        } else {
+            Command::new(exe)
+        }
+    }
+
+    pub fn run(&self, tool: &str, args: &[&str]) {
+        let out = Self::command(tool)
+            .args(args)
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{tool} {args:?}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    pub fn up(&self) {
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            self.port,
+            self.dir.path().display()
+        );
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                &self.data(),
+                "-o",
+                &options,
+                "-l",
+                &self.path("log"),
+                "-w",
+                "start",
+            ],
+        );
+    }
+
+    pub fn down(&self) {
+        self.run("pg_ctl", &["-D", &self.data(), "-m", "fast", "-w", "stop"]);
+    }
+
+    pub fn url(&self) -> String {
+        format!(
+            "postgres://postgres:{PG_PASSWORD}@127.0.0.1:{}/postgres?sslmode=disable",
+            self.port
+        )
+    }
+
+    /// Rows per replica id of `skill_served`, and the total.
+    pub fn served(&self) -> (Vec<(String, i64)>, i64) {
+        let mut store = Store::open(&Location::Postgres(self.url())).unwrap();
+        let rows = store
+            .query(
+                "SELECT replica_id, COUNT(*) FROM usage_events WHERE type = 'skill_served' GROUP BY replica_id ORDER BY 1",
+                &[],
+            )
+            .unwrap();
+        let per: Vec<(String, i64)> = rows.iter().map(|r| (r[0].text(), r[1].int())).collect();
+        let total = per.iter().map(|(_, n)| n).sum();
+        (per, total)
+    }
+}
+
+impl Drop for Pg {
+    fn drop(&mut self) {
+        let _ = Self::command("pg_ctl")
+            .args(["-D", &self.data(), "-m", "immediate", "-w", "stop"])
+            .current_dir(self.dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
 }

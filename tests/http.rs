@@ -897,3 +897,92 @@ async fn http_sessions_get_skill_findings_but_never_another_clients_requests() {
     })
     .await
 }
+
+#[test]
+fn http_drain_answers_readyz_503_while_serving_then_exits() {
+    let root = sample_tree();
+    let server = Server::start(
+        root.path(),
+        Some("analytics:\n  replica_id: rx\n"),
+        &["--shutdown-delay", "2"],
+    );
+    let addr = server.addr.clone();
+    // Session ids start with the replica id; one it does not hold is the spec's 404.
+    let init = initialize_with(&addr, &format!("\r\nHost: {addr}"));
+    assert_eq!(init.status, 200, "{init:?}");
+    let sid = init.header("mcp-session-id").unwrap();
+    assert!(sid.starts_with("rx.") && sid.len() == 3 + 36, "{sid}");
+    let unknown = raw(
+        &addr,
+        &format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-11-25\r\nMcp-Session-Id: rx.00000000-0000-0000-0000-000000000000"
+        ),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+            .to_string()
+            .as_bytes(),
+    );
+    assert_eq!(unknown.status, 404, "{unknown:?}");
+
+    let readyz = |addr: &str| raw(addr, &format!("GET /readyz HTTP/1.1\r\nHost: {addr}"), b"");
+    assert_eq!(readyz(&addr).status, 200);
+    let signalled = Instant::now();
+    server.signal(rustix::process::Signal::TERM);
+    server.wait_for("draining: /readyz answers 503 for 2 s");
+    let r = readyz(&addr);
+    assert_eq!((r.status, r.body.as_str()), (503, "not ready: draining\n"));
+    // Requests are still answered while draining.
+    let a = post_2026(
+        &addr,
+        3,
+        "tools/call",
+        Some("search_skills"),
+        json!({"name": "search_skills", "arguments": {"query": "pdf"}}),
+    );
+    assert_eq!(a.status, 200, "{a:?}");
+    assert!(
+        a.json()["result"]["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("tools/pdf"))
+    );
+    assert!(signalled.elapsed() < Duration::from_secs(2));
+    let mut server = server;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = server.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "{}", server.log());
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}\n{}", server.log());
+    // The listener stayed open for the delay.
+    assert!(signalled.elapsed() >= Duration::from_secs(2));
+    let log = server.log();
+    assert!(log.contains("SIGTERM; stopping"), "{log}");
+    assert!(log.contains("http: stopped accepting"), "{log}");
+    assert!(TcpStream::connect(&addr).is_err());
+}
+
+#[test]
+fn health_asks_a_probe_and_exits_by_its_answer() {
+    let root = sample_tree();
+    let server = Server::start(root.path(), None, &[]);
+    let url = format!("http://{}/readyz", server.addr);
+    let ok = crate::common::run(&["health", "--url", &url]);
+    crate::common::assert_exit(&ok, 0);
+    assert!(
+        crate::common::stdout(&ok).starts_with("200 ready: "),
+        "{ok:?}"
+    );
+    let missing = format!("http://{}/nowhere", server.addr);
+    let not_found = crate::common::run(&["health", "--url", &missing]);
+    crate::common::assert_exit(&not_found, 1);
+    assert!(crate::common::stdout(&not_found).starts_with("404"));
+    drop(server);
+    let refused = crate::common::run(&["health", "--url", &url]);
+    crate::common::assert_exit(&refused, 1);
+    assert!(
+        crate::common::stderr(&refused).contains("Connection refused"),
+        "{refused:?}"
+    );
+}

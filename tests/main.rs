@@ -6,6 +6,7 @@ mod answers;
 mod cli;
 mod common;
 mod component;
+mod fleet;
 mod git;
 mod http;
 mod http_auth;

@@ -7,7 +7,7 @@
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -18,7 +18,7 @@ use skills_mcp::usage::store::Row;
 use skills_mcp::usage::{Location, RecordSubjects, Recorder, Store};
 use tempfile::TempDir;
 
-use crate::common::{agent_skill_md, bin, tree};
+use crate::common::{PG_PASSWORD, Pg, agent_skill_md, bin, tree};
 
 /// Three skills: `pdf` and `csv` are found by their words, `zip` is never asked for.
 fn skills() -> TempDir {
@@ -470,152 +470,6 @@ fn periods_sparklines_and_database_urls() {
         .unwrap();
     assert!(format!("{e:#}").contains("sslmode=\"sometimes\""), "{e:#}");
     assert!(!format!("{e:#}").contains("pw"), "{e:#}");
-}
-
-/// A PostgreSQL 15 cluster of its own in a temporary folder, on a loopback port; stopped on
-/// drop.
-struct Pg {
-    dir: TempDir,
-    port: u16,
-}
-
-const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
-const PG_PASSWORD: &str = "usage-secret";
-
-impl Pg {
-    fn start() -> Pg {
-        assert!(
-            Path::new(PG_BIN).join("initdb").is_file(),
-            "PostgreSQL 15 is needed in {PG_BIN} (apt-get install postgresql-15)"
-        );
-        let dir = TempDir::new().unwrap();
-        if rustix::process::geteuid().is_root() {
-            let ok = Command::new("chown")
-                .args(["-R", "postgres:postgres"])
-                .arg(dir.path())
-                .status()
-                .unwrap();
-            assert!(ok.success());
-        }
-        std::fs::write(dir.path().join("pw"), PG_PASSWORD).unwrap();
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        let pg = Pg { dir, port };
-        pg.run(
-            "initdb",
-            &[
-                "-D",
-                &pg.data(),
-                "-U",
-                "postgres",
-                "-E",
-                "UTF8",
-                "--auth-local=trust",
-                "--auth-host=scram-sha-256",
-                "--pwfile",
-                &pg.path("pw"),
-                "--no-sync",
-            ],
-        );
-        pg.up();
-        pg
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.dir.path().join(name).display().to_string()
-    }
-
-    fn data(&self) -> String {
-        self.path("data")
-    }
-
-    /// A PostgreSQL tool, as the `postgres` user when we are root (`initdb` refuses root).
-    fn command(tool: &str) -> Command {
-        let exe = Path::new(PG_BIN).join(tool);
-        if rustix::process::geteuid().is_root() {
-            let mut c = Command::new("runuser");
-            c.args(["-u", "postgres", "--"]).arg(exe);
-            c
-        } else {
-            Command::new(exe)
-        }
-    }
-
-    fn run(&self, tool: &str, args: &[&str]) {
-        let out = Self::command(tool)
-            .args(args)
-            .current_dir(self.dir.path())
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{tool} {args:?}: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
-    fn up(&self) {
-        let options = format!(
-            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
-            self.port,
-            self.dir.path().display()
-        );
-        self.run(
-            "pg_ctl",
-            &[
-                "-D",
-                &self.data(),
-                "-o",
-                &options,
-                "-l",
-                &self.path("log"),
-                "-w",
-                "start",
-            ],
-        );
-    }
-
-    fn down(&self) {
-        self.run("pg_ctl", &["-D", &self.data(), "-m", "fast", "-w", "stop"]);
-    }
-
-    fn url(&self) -> String {
-        format!(
-            "postgres://postgres:{PG_PASSWORD}@127.0.0.1:{}/postgres?sslmode=disable",
-            self.port
-        )
-    }
-
-    /// Rows per replica id of `skill_served`, and the total.
-    fn served(&self) -> (Vec<(String, i64)>, i64) {
-        let mut store = Store::open(&Location::Postgres(self.url())).unwrap();
-        let rows = store
-            .query(
-                "SELECT replica_id, COUNT(*) FROM usage_events WHERE type = 'skill_served' GROUP BY replica_id ORDER BY 1",
-                &[],
-            )
-            .unwrap();
-        let per: Vec<(String, i64)> = rows.iter().map(|r| (r[0].text(), r[1].int())).collect();
-        let total = per.iter().map(|(_, n)| n).sum();
-        (per, total)
-    }
-}
-
-impl Drop for Pg {
-    fn drop(&mut self) {
-        let _ = Self::command("pg_ctl")
-            .args(["-D", &self.data(), "-m", "immediate", "-w", "stop"])
-            .current_dir(self.dir.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-    }
 }
 
 #[test]
