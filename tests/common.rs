@@ -323,3 +323,84 @@ impl Drop for Pg {
             .status();
     }
 }
+
+/// Runs git for a fixture (identity and defaults from the environment, never the global config).
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "init.defaultBranch=main",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_AUTHOR_NAME", "Test")
+        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+        .env("GIT_COMMITTER_NAME", "Test")
+        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A bare remote and a working clone that pushes to it.
+pub struct Remote {
+    pub tmp: TempDir,
+}
+
+impl Remote {
+    pub fn new() -> Self {
+        let tmp = TempDir::new().unwrap();
+        git(tmp.path(), &["init", "--quiet", "--bare", "remote.git"]);
+        git(tmp.path(), &["init", "--quiet", "work"]);
+        let r = Self { tmp };
+        git(
+            &r.work(),
+            &["remote", "add", "origin", r.bare().to_str().unwrap()],
+        );
+        r
+    }
+
+    pub fn bare(&self) -> PathBuf {
+        self.tmp.path().join("remote.git")
+    }
+
+    pub fn work(&self) -> PathBuf {
+        self.tmp.path().join("work")
+    }
+
+    pub fn url(&self) -> String {
+        format!("file://{}", self.bare().display())
+    }
+
+    /// Writes files, commits and pushes; returns the new commit.
+    pub fn commit(&self, files: &[(&str, &str)], message: &str) -> String {
+        for (path, content) in files {
+            let p = self.work().join(path);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, content).unwrap();
+        }
+        git(&self.work(), &["add", "-A"]);
+        git(&self.work(), &["commit", "--quiet", "-m", message]);
+        git(
+            &self.work(),
+            &["push", "--quiet", "--force", "origin", "HEAD:main"],
+        );
+        git(&self.bare(), &["update-server-info"]);
+        git(&self.work(), &["rev-parse", "HEAD"])
+    }
+
+    pub fn remove(&self, path: &str, message: &str) -> String {
+        git(&self.work(), &["rm", "--quiet", "-r", path]);
+        git(&self.work(), &["commit", "--quiet", "-m", message]);
+        git(&self.work(), &["push", "--quiet", "origin", "HEAD:main"]);
+        git(&self.work(), &["rev-parse", "HEAD"])
+    }
+}

@@ -17,7 +17,7 @@
 //! installs it.
 
 use std::io::{BufRead as _, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::common::{Pg, agent_skill_md, bin};
+use crate::common::{Pg, Remote, agent_skill_md, bin};
 
 /// nginx's path, or None (skip) when it is missing outside CI.
 fn nginx() -> Option<PathBuf> {
@@ -42,70 +42,6 @@ fn nginx() -> Option<PathBuf> {
         eprintln!("fleet test SKIPPED: nginx is not installed (apt-get install nginx-light)");
     }
     found
-}
-
-/// Runs git for the fixture repository (identity from the environment).
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-/// A bare repository and a clone that pushes to it.
-struct Repo {
-    dir: TempDir,
-}
-
-impl Repo {
-    fn new() -> Self {
-        let dir = TempDir::new().unwrap();
-        git(dir.path(), &["init", "--quiet", "--bare", "remote.git"]);
-        git(dir.path(), &["init", "--quiet", "work"]);
-        let r = Repo { dir };
-        let bare = r.dir.path().join("remote.git");
-        git(
-            &r.work(),
-            &["remote", "add", "origin", bare.to_str().unwrap()],
-        );
-        r
-    }
-
-    fn work(&self) -> PathBuf {
-        self.dir.path().join("work")
-    }
-
-    fn url(&self) -> String {
-        format!("file://{}", self.dir.path().join("remote.git").display())
-    }
-
-    fn push(&self, files: &[(&str, String)], message: &str) {
-        for (path, content) in files {
-            let p = self.work().join(path);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, content).unwrap();
-        }
-        git(&self.work(), &["add", "-A"]);
-        git(&self.work(), &["commit", "--quiet", "-m", message]);
-        git(&self.work(), &["push", "--quiet", "origin", "HEAD:main"]);
-    }
 }
 
 /// A free loopback port (bound and released).
@@ -594,22 +530,15 @@ fn a_fleet_behind_nginx_restarts_without_a_failed_request() {
     let Some(nginx_exe) = nginx() else { return };
     let started = Instant::now();
     let pg = Pg::start();
-    let repo = Repo::new();
-    repo.push(
-        &[
-            (
-                "pdf/SKILL.md",
-                agent_skill_md(
-                    "pdf",
-                    "Fill PDF forms and extract PDF text",
-                    "Use the form tool.",
-                ),
-            ),
-            (
-                "csv/SKILL.md",
-                agent_skill_md("csv", "Clean CSV spreadsheets", "Use pandas."),
-            ),
-        ],
+    let repo = Remote::new();
+    let pdf = agent_skill_md(
+        "pdf",
+        "Fill PDF forms and extract PDF text",
+        "Use the form tool.",
+    );
+    let csv = agent_skill_md("csv", "Clean CSV spreadsheets", "Use pandas.");
+    repo.commit(
+        &[("pdf/SKILL.md", &pdf), ("csv/SKILL.md", &csv)],
         "two skills",
     );
     let state = TempDir::new().unwrap();
@@ -755,17 +684,8 @@ fn a_fleet_behind_nginx_restarts_without_a_failed_request() {
         );
     }
     let pushed = Instant::now();
-    repo.push(
-        &[(
-            "zebra/SKILL.md",
-            agent_skill_md(
-                "zebra",
-                "Count zebras crossing the savanna",
-                "Use binoculars.",
-            ),
-        )],
-        "a third skill",
-    );
+    let zebra = agent_skill_md("zebra", marker, "Use binoculars.");
+    repo.commit(&[("zebra/SKILL.md", &zebra)], "a third skill");
     for r in &replicas {
         wait_until(30, &format!("the pushed skill on {}", r.id), || {
             search_on(r.port, "zebras savanna").contains(marker)

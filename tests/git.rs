@@ -15,89 +15,10 @@ use skills_mcp::git::{
 };
 use tempfile::TempDir;
 
-/// Runs git for a fixture (identity and defaults from the environment, never the global config).
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
+use crate::common::{Remote, git};
 
 fn skill(name: &str) -> String {
     format!("---\nname: {name}\ndescription: The {name} skill.\n---\n# {name}\n\nBody of {name}.\n")
-}
-
-/// A bare remote and a working clone that pushes to it.
-struct Remote {
-    tmp: TempDir,
-}
-
-impl Remote {
-    fn new() -> Self {
-        let tmp = TempDir::new().unwrap();
-        git(tmp.path(), &["init", "--quiet", "--bare", "remote.git"]);
-        git(tmp.path(), &["init", "--quiet", "work"]);
-        let r = Self { tmp };
-        git(
-            &r.work(),
-            &["remote", "add", "origin", r.bare().to_str().unwrap()],
-        );
-        r
-    }
-
-    fn bare(&self) -> PathBuf {
-        self.tmp.path().join("remote.git")
-    }
-
-    fn work(&self) -> PathBuf {
-        self.tmp.path().join("work")
-    }
-
-    fn url(&self) -> String {
-        format!("file://{}", self.bare().display())
-    }
-
-    /// Writes files, commits and pushes; returns the new commit.
-    fn commit(&self, files: &[(&str, &str)], message: &str) -> String {
-        for (path, content) in files {
-            let p = self.work().join(path);
-            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-            std::fs::write(p, content).unwrap();
-        }
-        git(&self.work(), &["add", "-A"]);
-        git(&self.work(), &["commit", "--quiet", "-m", message]);
-        git(
-            &self.work(),
-            &["push", "--quiet", "--force", "origin", "HEAD:main"],
-        );
-        git(&self.bare(), &["update-server-info"]);
-        git(&self.work(), &["rev-parse", "HEAD"])
-    }
-
-    fn remove(&self, path: &str, message: &str) -> String {
-        git(&self.work(), &["rm", "--quiet", "-r", path]);
-        git(&self.work(), &["commit", "--quiet", "-m", message]);
-        git(&self.work(), &["push", "--quiet", "origin", "HEAD:main"]);
-        git(&self.work(), &["rev-parse", "HEAD"])
-    }
 }
 
 fn git_config(content: &Path) -> GitConfig {
