@@ -632,20 +632,20 @@ fn a_fleet_behind_nginx_restarts_without_a_failed_request() {
 
     // 1. The rolling restart, one replica at a time.
     let rolling = Instant::now();
-    for i in 0..replicas.len() {
-        let id = replicas[i].id.clone();
+    for replica in &mut replicas {
+        let id = replica.id.clone();
         bump(&id);
-        replicas[i].signal(rustix::process::Signal::TERM);
+        replica.signal(rustix::process::Signal::TERM);
         wait_until(10, &format!("{id} /readyz 503"), || {
-            replicas[i].ready() == Some(503)
+            replica.ready() == Some(503)
         });
         set_member(&mut members, &id, Member::Out);
         nginx.update(&members);
-        let status = replicas[i].wait_exit(30);
-        assert!(status.success(), "{id}: {status:?}\n{}", replicas[i].log());
-        replicas[i].start();
+        let status = replica.wait_exit(30);
+        assert!(status.success(), "{id}: {status:?}\n{}", replica.log());
+        replica.start();
         wait_until(60, &format!("{id} ready again"), || {
-            replicas[i].ready() == Some(200)
+            replica.ready() == Some(200)
         });
         bump(&id);
         set_member(&mut members, &id, Member::In);
