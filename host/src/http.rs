@@ -114,7 +114,7 @@ pub fn router(
                 .server
                 .get()
                 .cloned()
-                .map(crate::telemetry::Observed)
+                .map(crate::telemetry::Observed::new)
                 .ok_or_else(|| std::io::Error::other("the index is not built yet"))
         },
         Arc::new(LocalSessionManager::default()),

@@ -443,7 +443,7 @@ impl SkillsServer {
         T: rmcp::transport::IntoTransport<RoleServer, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let running = crate::telemetry::Observed(self)
+        let running = crate::telemetry::Observed::new(self)
             .serve(transport)
             .await
             .context("starting the MCP session")?;

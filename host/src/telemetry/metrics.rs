@@ -30,8 +30,9 @@ use prometheus_client::{
 /// The label value of anything outside a bounded set.
 pub const OTHER: &str = "_OTHER";
 
-/// `mcp_server_operation_duration_seconds`: one MCP request handled by the server.
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+/// `mcp_server_operation_duration_seconds`: one MCP request handled by the server. A label
+/// without a value is left out (not written as `""`).
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
 pub struct McpLabels {
     /// `mcp.method.name`: the JSON-RPC method (only those the server dispatches).
     pub mcp_method_name: &'static str,
@@ -39,6 +40,23 @@ pub struct McpLabels {
     pub gen_ai_tool_name: Option<Cow<'static, str>>,
     /// `error.type`: the JSON-RPC error code, or `tool_error` for a tool result with `isError`.
     pub error_type: Option<Cow<'static, str>>,
+}
+
+impl EncodeLabelSet for McpLabels {
+    fn encode(
+        &self,
+        encoder: &mut prometheus_client::encoding::LabelSetEncoder,
+    ) -> Result<(), std::fmt::Error> {
+        use prometheus_client::encoding::EncodeLabel as _;
+        ("mcp_method_name", self.mcp_method_name).encode(encoder.encode_label())?;
+        if let Some(tool) = &self.gen_ai_tool_name {
+            ("gen_ai_tool_name", tool.as_ref()).encode(encoder.encode_label())?;
+        }
+        if let Some(error) = &self.error_type {
+            ("error_type", error.as_ref()).encode(encoder.encode_label())?;
+        }
+        Ok(())
+    }
 }
 
 /// `http_server_request_duration_seconds`: one HTTP request on the MCP listener.

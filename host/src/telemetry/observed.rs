@@ -33,8 +33,19 @@ use super::metrics::{McpLabels, OTHER, metrics};
 use crate::mcp::SkillsServer;
 
 /// The server as the transports serve it: measured and traced.
-#[derive(Clone)]
-pub struct Observed(pub SkillsServer);
+pub struct Observed(
+    pub SkillsServer,
+    /// Set by an `initialize` over HTTP: this instance serves a session (clients older than
+    /// 2026-07-28) and counts in `skills_mcp_http_sessions_open` until rmcp drops it (the
+    /// session closed or expired).
+    std::sync::OnceLock<super::metrics::GaugeGuard>,
+);
+
+impl Observed {
+    pub fn new(server: SkillsServer) -> Self {
+        Self(server, std::sync::OnceLock::new())
+    }
+}
 
 /// What a request is about, for its span name and labels.
 enum Target {
@@ -203,6 +214,15 @@ impl ServerHandler for Observed {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> impl Future<Output = Result<InitializeResult, McpError>> + MaybeSendFuture + '_ {
+        if context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .is_some()
+        {
+            let _ = self.1.set(super::metrics::GaugeGuard::new(
+                &metrics().http_sessions_open,
+            ));
+        }
         let target = None;
         let span = Observation::start(&self.0, "initialize", target, &context);
         span.run(self.0.initialize(request, context))

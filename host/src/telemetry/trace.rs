@@ -212,14 +212,14 @@ mod tests {
 
     #[test]
     fn the_environment_decides() {
-        let with = |pairs: &'static [(&'static str, &'static str)]| {
+        fn with<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
             move |k: &str| {
                 pairs
                     .iter()
                     .find(|(n, _)| *n == k)
                     .map(|(_, v)| v.to_string())
             }
-        };
+        }
         assert_eq!(wanted(&with(&[])), Ok(None));
         let on = [("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")];
         assert_eq!(wanted(&with(&on)), Ok(Some(())));
