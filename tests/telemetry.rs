@@ -541,9 +541,9 @@ impl Receiver {
     }
 }
 
-#[test]
-fn traces_continue_the_clients_trace_into_the_server() {
-    let receiver = Receiver::start();
+/// A server over HTTP exporting to `receiver` (a 100 ms batch delay), with `env` besides;
+/// returned once the index is built.
+fn traced_server(receiver: &Receiver, env: (&str, &str)) -> (tempfile::TempDir, Server) {
     let root = sample_tree();
     let endpoint = format!("http://{}", receiver.addr);
     let server = Server::spawn_with_env(
@@ -554,10 +554,17 @@ fn traces_continue_the_clients_trace_into_the_server() {
             ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
             ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
             ("OTEL_BSP_SCHEDULE_DELAY", "100"),
-            ("OTEL_SERVICE_NAME", "skills-mcp-test"),
+            env,
         ],
     );
     server.wait_for("skills indexed");
+    (root, server)
+}
+
+#[test]
+fn traces_continue_the_clients_trace_into_the_server() {
+    let receiver = Receiver::start();
+    let (_root, server) = traced_server(&receiver, ("OTEL_SERVICE_NAME", "skills-mcp-test"));
     let addr = server.addr.clone();
     // A: the parent in the HTTP header.
     let (trace_a, parent_a) = ("0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331");
@@ -652,21 +659,9 @@ fn traces_continue_the_clients_trace_into_the_server() {
 }
 
 #[test]
-fn traces_are_off_without_an_endpoint_and_when_disabled() {
+fn traces_are_off_when_the_sdk_is_disabled() {
     let receiver = Receiver::start();
-    let root = sample_tree();
-    let endpoint = format!("http://{}", receiver.addr);
-    let server = Server::spawn_with_env(
-        root.path(),
-        None,
-        &[],
-        &[
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint.as_str()),
-            ("OTEL_SDK_DISABLED", "true"),
-            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
-        ],
-    );
-    server.wait_for("skills indexed");
+    let (_root, server) = traced_server(&receiver, ("OTEL_SDK_DISABLED", "true"));
     assert_eq!(search(&server.addr, 1).status, 200);
     std::thread::sleep(Duration::from_millis(600));
     drop(server);
