@@ -7,6 +7,7 @@
 //! cargo bench -p skills-mcp --bench http_load               # 4,000 requests per phase
 //! cargo bench -p skills-mcp --bench http_load -- --count 20000
 //! cargo bench -p skills-mcp --bench http_load -- --test     # a few requests per phase (CI)
+//! cargo bench -p skills-mcp --bench http_load -- --metrics  # with --metrics-listen on
 //! ```
 //!
 //! Corpus: `../shared/corpora/combined` (2,621 real skills); the bundled `skills/` when it is
@@ -50,7 +51,7 @@ fn rss(pid: u32) -> (f64, f64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
-fn start(root: &std::path::Path) -> Server {
+fn start(root: &std::path::Path, metrics: bool) -> Server {
     let config = support::scratch_dir().join("http_load.yaml");
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     std::fs::write(&config, "server:\n  max_in_flight: 1024\n").unwrap();
@@ -65,6 +66,11 @@ fn start(root: &std::path::Path) -> Server {
         .arg(root)
         .arg("--config")
         .arg(&config)
+        .args(if metrics {
+            &["--metrics-listen", "127.0.0.1:0"][..]
+        } else {
+            &[]
+        })
         .env_remove("SKILLS_DIR")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -245,17 +251,22 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 fn main() {
     let test = support::test_mode();
     let mut count = if test { 64 } else { 4000 };
+    let mut metrics = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         if a == "--count" {
             count = args.next().and_then(|n| n.parse().ok()).expect("--count N");
         }
+        metrics |= a == "--metrics";
     }
     let corpus = support::combined().unwrap_or_else(|| {
         eprintln!("note: measuring the bundled skills instead");
         support::bundled()
     });
-    let server = start(&corpus.root);
+    let server = start(&corpus.root, metrics);
+    if metrics {
+        println!("metrics on (--metrics-listen 127.0.0.1:0)");
+    }
     let pid = server.child.id();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

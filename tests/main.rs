@@ -20,4 +20,5 @@ mod runtime;
 mod scripts;
 mod security;
 mod skills_extension;
+mod telemetry;
 mod usage;

@@ -662,6 +662,9 @@ impl Inner {
             drop(queue);
             self.queue_dropped
                 .fetch_add(excess as u64, Ordering::AcqRel);
+            crate::telemetry::metrics()
+                .analytics_dropped
+                .inc_by(excess as u64);
             tracing::warn!(
                 "analytics: more than {max} events waiting; dropped the {excess} oldest"
             );
@@ -731,6 +734,9 @@ impl Inner {
         if excess > 0 {
             events.drain(..excess);
             dropped += excess as u64;
+            crate::telemetry::metrics()
+                .analytics_dropped
+                .inc_by(excess as u64);
             tracing::warn!(
                 "analytics: buffer over {max} events; dropped the {excess} oldest \
                  ({dropped} dropped since the last delivery)"

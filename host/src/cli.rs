@@ -160,6 +160,10 @@ pub struct ServeArgs {
     /// $XDG_STATE_HOME/skills-mcp/usage.sqlite3).
     #[arg(long, value_name = "FILE|off")]
     pub usage_db: Option<String>,
+    /// Serve Prometheus metrics at http://ADDR/metrics on a listener of its own (a port alone
+    /// is loopback; default: `server.metrics_listen`, off). See docs/operations.md.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -341,6 +345,9 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
     let (mut loaded, git) = load(global, true)?;
     if let Some(store) = &args.usage_db {
         loaded.config.analytics.store = store.clone();
+    }
+    if let Some(addr) = &args.metrics_listen {
+        loaded.config.server.metrics_listen = addr.clone();
     }
     let http =
         args.http.is_some() || loaded.config.server.transport == crate::http::Transport::Http;

@@ -52,6 +52,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     http_body::{BodyReader, CallSlot, RpcCall},
     mcp::SkillsServer,
+    telemetry::{metrics, metrics::Refused},
 };
 
 pub mod config;
@@ -128,6 +129,7 @@ pub fn router(
                 .server
                 .get()
                 .cloned()
+                .map(crate::telemetry::Observed::new)
                 .ok_or_else(|| std::io::Error::other("the index is not built yet"))
         },
         Arc::new(sessions::ReplicaSessions::new(&state.replica)),
@@ -188,6 +190,7 @@ async fn mcp_gate(State(state): State<Arc<HttpState>>, request: Request, next: N
         let mut r = (StatusCode::SERVICE_UNAVAILABLE, "not ready: indexing\n").into_response();
         r.headers_mut()
             .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        r.extensions_mut().insert(Refused("not_ready"));
         return r;
     }
     match state.body.read(request).await {
@@ -219,7 +222,9 @@ async fn limits(State(state): State<Arc<HttpState>>, mut request: Request, next:
                     .into_response();
                 r.headers_mut()
                     .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                r.extensions_mut().insert(Refused("in_flight"));
                 access_log(&method, &path, None, r.status(), started);
+                metrics().http_request(&method, &path, &r, started.elapsed());
                 return r;
             }
         }
@@ -227,15 +232,20 @@ async fn limits(State(state): State<Arc<HttpState>>, mut request: Request, next:
     let timeout = Duration::from_secs(state.config.request_timeout_seconds);
     let response = match tokio::time::timeout(timeout, next.run(request)).await {
         Ok(r) => r,
-        Err(_) => (
-            StatusCode::GATEWAY_TIMEOUT,
-            format!("no response within {} s\n", timeout.as_secs()),
-        )
-            .into_response(),
+        Err(_) => {
+            let mut r = (
+                StatusCode::GATEWAY_TIMEOUT,
+                format!("no response within {} s\n", timeout.as_secs()),
+            )
+                .into_response();
+            r.extensions_mut().insert(Refused("timeout"));
+            r
+        }
     };
     if !probe {
         access_log(&method, &path, slot.get(), response.status(), started);
     }
+    metrics().http_request(&method, &path, &response, started.elapsed());
     match permit {
         // A GET stream may stay open for hours: it does not hold a slot.
         Some(permit) if method != Method::GET => {

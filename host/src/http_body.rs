@@ -223,11 +223,14 @@ impl BodyReader {
     }
 
     fn too_large(&self) -> Response {
-        refusal(
+        let mut r = refusal(
             StatusCode::PAYLOAD_TOO_LARGE,
             "request_too_large",
             &format!("the request body is over the {}-byte limit", self.limit),
-        )
+        );
+        r.extensions_mut()
+            .insert(crate::telemetry::metrics::Refused("body_too_large"));
+        r
     }
 }
 

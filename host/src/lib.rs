@@ -23,4 +23,5 @@ pub mod output;
 pub mod runtime;
 pub mod scripts;
 pub mod serve;
+pub mod telemetry;
 pub mod usage;

@@ -118,7 +118,8 @@ pub fn init(level: Option<LogLevel>, format: LogFormat) {
             .json()
             .with_writer(std::io::stderr)
             .with_ansi(false)
-            .with_current_span(false)
+            // Within a traced request, the request span's fields (its trace_id among them).
+            .with_current_span(crate::telemetry::trace::wanted_by_env())
             .with_span_list(false)
             .with_filter(filter)
             .boxed(),
@@ -128,6 +129,8 @@ pub fn init(level: Option<LogLevel>, format: LogFormat) {
         .with(McpLayer.with_filter(tracing_subscriber::filter::filter_fn(
             |meta: &tracing::Metadata<'_>| for_clients(meta.target()),
         )))
+        // OpenTelemetry traces when the OTEL_* environment asks for them (else no layer).
+        .with(crate::telemetry::trace::layer())
         .try_init();
 }
 
@@ -164,6 +167,23 @@ where
         let mut fields = String::new();
         ctx.field_format()
             .format_fields(Writer::new(&mut fields), event)?;
+        // Within a traced request: the trace id, recorded on the request span.
+        if crate::telemetry::trace::enabled()
+            && let Some(id) = ctx.event_scope().and_then(|scope| {
+                scope.into_iter().find_map(|span| {
+                    let ext = span.extensions();
+                    let f = ext.get::<tracing_subscriber::fmt::FormattedFields<N>>()?;
+                    let at = f.fields.find("trace_id=")? + "trace_id=".len();
+                    let id = f.fields.get(at..at + 32)?;
+                    id.bytes()
+                        .all(|b| b.is_ascii_hexdigit())
+                        .then(|| id.to_owned())
+                })
+            })
+        {
+            fields.push_str(" trace_id=");
+            fields.push_str(&id);
+        }
         writeln!(writer, "{}", crate::logsafe::Escaped(&fields))
     }
 }

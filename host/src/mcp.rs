@@ -255,6 +255,15 @@ impl SkillsServer {
         &self.inner.config
     }
 
+    /// `name` as a metric label: the tool's name when the server has that tool, else
+    /// `_OTHER` (a client cannot grow the label set).
+    pub fn tool_label(&self, name: &str) -> std::borrow::Cow<'static, str> {
+        match self.tool_router.get(name) {
+            Some(tool) => tool.name.clone(),
+            None => crate::telemetry::metrics::OTHER.into(),
+        }
+    }
+
     pub fn services(&self) -> &Services {
         &self.inner.services
     }
@@ -284,7 +293,10 @@ impl SkillsServer {
     ) -> T {
         let server = self.clone();
         let subject = crate::usage::subject::current();
+        // A child of the request's span when traces are exported.
+        let span = crate::child_span!("index read");
         tokio::task::spawn_blocking(move || {
+            let _span = span.enter();
             crate::usage::subject::in_blocking(subject, || {
                 let view = server.view();
                 f(&server, &view)
@@ -431,7 +443,7 @@ impl SkillsServer {
         T: rmcp::transport::IntoTransport<RoleServer, E, A>,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let running = self
+        let running = crate::telemetry::Observed::new(self)
             .serve(transport)
             .await
             .context("starting the MCP session")?;

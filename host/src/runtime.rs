@@ -688,6 +688,8 @@ impl Guest {
                     guest_message: self.store.data().stderr.take(),
                 };
                 self.poisoned = Some(trap.clone());
+                // The instance is replaced before the next call (a restart of the engine).
+                crate::telemetry::metrics().engine_restarts.inc();
                 Err(anyhow!(trap))
             }
         }

@@ -194,7 +194,21 @@ impl ScriptRunner {
             grace: Duration::from_secs(self.config.kill_grace_seconds),
             max_output,
         };
-        let finished = match exec::execute(&plan, limits).await {
+        // Counted in `skills_mcp_scripts_running` while it runs, then by outcome in
+        // `skills_mcp_script_exits_total`; traced as a `script run` span.
+        let metrics = crate::telemetry::metrics();
+        let running = crate::telemetry::metrics::GaugeGuard::new(&metrics.scripts_running);
+        let span = crate::child_span!("script run");
+        let finished = tracing::Instrument::instrument(exec::execute(&plan, limits), span).await;
+        drop(running);
+        metrics.script_exit(match &finished {
+            Err(_) => "error",
+            Ok(f) if f.timed_out => "timeout",
+            Ok(f) if f.exit_code == 0 => "ok",
+            Ok(f) if f.exit_code > 128 => "killed",
+            Ok(_) => "failed",
+        });
+        let finished = match finished {
             Ok(finished) => finished,
             Err(e) => {
                 tracing::warn!(

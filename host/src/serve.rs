@@ -75,6 +75,10 @@ pub fn run<T: Transport>(
     {
         let _in_runtime = runtime.enter();
         transport.prepare()?;
+        // Metrics on a listener of their own, whatever the transport (docs/operations.md).
+        if !loaded.config.server.metrics_listen.trim().is_empty() {
+            crate::telemetry::listener::start(&loaded.config.server)?;
+        }
     }
     let analytics = {
         let _in_runtime = runtime.enter();
@@ -127,6 +131,8 @@ pub fn run<T: Transport>(
     });
     // Do not wait for a thread still blocked reading stdin after a signal.
     runtime.shutdown_timeout(Duration::from_secs(1));
+    // The spans still queued are sent before the process ends.
+    crate::telemetry::trace::shutdown();
     result
 }
 

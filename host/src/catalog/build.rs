@@ -240,7 +240,23 @@ impl Builder<'_> {
     }
 }
 
+/// Build (or restore from the index cache) the snapshot of `specs`: counted in
+/// `skills_mcp_index_build_duration_seconds` and `skills_mcp_skills_indexed`, traced as an
+/// `index build` span.
 pub(super) fn build_snapshot(
+    runtime: &Runtime,
+    options: &CatalogOptions,
+    specs: &[RootSpec],
+) -> anyhow::Result<Snapshot> {
+    let span = crate::child_span!("index build");
+    let _in_span = span.enter();
+    let started = Instant::now();
+    let snapshot = snapshot(runtime, options, specs)?;
+    crate::telemetry::metrics().index_built(snapshot.stats.skills as usize, started.elapsed());
+    Ok(snapshot)
+}
+
+fn snapshot(
     runtime: &Runtime,
     options: &CatalogOptions,
     specs: &[RootSpec],

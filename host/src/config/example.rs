@@ -168,6 +168,14 @@ server:
   # Sessions and SSE streams for clients older than 2026-07-28; false: every request is
   # answered statelessly (any replica answers any request).
   sessions: true
+  # Serve Prometheus metrics at http://ADDR/metrics on a listener of its own (either
+  # transport; as --metrics-listen). A port alone (9464) is loopback; "" = off.
+  # See docs/operations.md.
+  metrics_listen: ""
+  # File whose first line is the bearer token /metrics asks for ("" = see metrics_token_env).
+  metrics_token_file: ""
+  # Environment variable holding that token when no file is given (unset: /metrics is open).
+  metrics_token_env: SKILLS_MCP_METRICS_TOKEN
 
 # Authentication of HTTP clients (serve --http); ignored in a root's config.yaml. Flags
 # (--auth-tokens-file, --auth-tokens-env, --resource-url, --oauth-issuer, --oauth-jwks) override it.

@@ -189,14 +189,30 @@ impl Repo {
 
     /// Brings the source up to date with its remote branch (clone, fetch, recover) and switches to
     /// the new commit's snapshot. On error the previous snapshot stays served.
+    /// Counted per source (its label, the operator's) in `skills_mcp_git_syncs_total` and
+    /// `skills_mcp_git_last_success_timestamp_seconds`, traced as a `git sync` span.
     pub(crate) async fn sync(&self) -> Result<SyncOutcome> {
-        let result = self.sync_inner().await;
+        use tracing::Instrument as _;
+        let span = crate::child_span!("git sync", git.source = self.label.as_str());
+        let result = self.sync_inner().instrument(span).await;
+        let metrics = crate::telemetry::metrics();
         match &result {
-            Ok(_) => self.update_state(|s| {
-                s.last_sync = Some(SystemTime::now());
-                s.last_error = None;
-            }),
+            Ok(outcome) => {
+                metrics.git_sync(
+                    &self.label,
+                    if outcome.changed() {
+                        "updated"
+                    } else {
+                        "unchanged"
+                    },
+                );
+                self.update_state(|s| {
+                    s.last_sync = Some(SystemTime::now());
+                    s.last_error = None;
+                });
+            }
             Err(e) => {
+                metrics.git_sync(&self.label, "failed");
                 let msg = self.runner.redactor().redact(&format!("{e:#}"));
                 self.update_state(|s| s.last_error = Some(msg));
             }

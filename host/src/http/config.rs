@@ -40,6 +40,14 @@ pub struct HttpConfig {
     /// every request is answered statelessly (any replica can answer any request), and such
     /// clients get no list-changed notifications.
     pub sessions: bool,
+    /// Where `GET /metrics` is served (Prometheus text format), on a listener of its own, with
+    /// either transport; empty: not served. A port alone is loopback. See docs/operations.md.
+    pub metrics_listen: String,
+    /// File whose first line is the bearer token `/metrics` asks for (empty: see
+    /// `metrics_token_env`).
+    pub metrics_token_file: String,
+    /// Environment variable holding that token when no file is given (unset or empty: open).
+    pub metrics_token_env: String,
 }
 
 /// How `serve` speaks MCP.
@@ -77,6 +85,9 @@ impl Default for HttpConfig {
             shutdown_grace_seconds: 10,
             shutdown_delay_seconds: 5,
             sessions: true,
+            metrics_listen: String::new(),
+            metrics_token_file: String::new(),
+            metrics_token_env: "SKILLS_MCP_METRICS_TOKEN".into(),
         }
     }
 }
@@ -88,6 +99,16 @@ impl crate::config::check::Section for HttpConfig {
                 false,
                 "server.listen",
                 format!("{:?}", self.listen),
+                &e.to_string(),
+            );
+        }
+        if !self.metrics_listen.trim().is_empty()
+            && let Err(e) = crate::telemetry::listener::parse_metrics_listen(&self.metrics_listen)
+        {
+            c.need(
+                false,
+                "server.metrics_listen",
+                format!("{:?}", self.metrics_listen),
                 &e.to_string(),
             );
         }

@@ -240,9 +240,18 @@ impl Jwks {
     }
 }
 
-/// Read and parse the key set. Keys that cannot verify JWTs here (symmetric `oct` keys,
-/// encryption keys, unknown types or curves) are skipped with a log line.
+/// Read and parse the key set (a failure counts in `skills_mcp_jwks_fetch_failures_total`).
+/// Keys that cannot verify JWTs here (symmetric `oct` keys, encryption keys, unknown types or
+/// curves) are skipped with a log line.
 fn load_keys(source: &JwksSource, timeout: Duration, log: &LogSink) -> Result<KeySet> {
+    let loaded = read_keys(source, timeout, log);
+    if loaded.is_err() {
+        crate::telemetry::metrics().jwks_failures.inc();
+    }
+    loaded
+}
+
+fn read_keys(source: &JwksSource, timeout: Duration, log: &LogSink) -> Result<KeySet> {
     let text = match source {
         JwksSource::File(path) => {
             let meta =

@@ -56,6 +56,16 @@ impl Authenticator {
         if let Some(c) = challenge.and_then(|c| HeaderValue::from_str(&c).ok()) {
             response.headers_mut().insert(header::WWW_AUTHENTICATE, c);
         }
+        // Counted with the request by the HTTP limits layer.
+        let reason = match refusal.status {
+            StatusCode::FORBIDDEN => "scope",
+            StatusCode::PAYLOAD_TOO_LARGE => "body_too_large",
+            StatusCode::SERVICE_UNAVAILABLE => "auth_unavailable",
+            _ => "auth",
+        };
+        response
+            .extensions_mut()
+            .insert(crate::telemetry::metrics::Refused(reason));
         if refusal.status == StatusCode::SERVICE_UNAVAILABLE {
             response
                 .headers_mut()

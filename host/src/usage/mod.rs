@@ -264,6 +264,7 @@ impl Recorder {
                 self.buffer.display()
             );
         }
+        crate::telemetry::metrics().analytics_pending.inc();
         let mut wake = lock(&self.wake);
         wake.pending = true;
         self.signal.notify_one();
@@ -401,6 +402,7 @@ impl Recorder {
         let delivered = bytes.len() as u64;
         with_lock(&self.buffer, || drop_prefix(&self.buffer, delivered))
             .map_err(|e| anyhow::anyhow!("usage buffer {}: {e}", self.buffer.display()))?;
+        settle_pending(rows.len());
         Ok(rows.len())
     }
 
@@ -440,12 +442,26 @@ impl Recorder {
         })
         .map_err(|e| anyhow::anyhow!("usage buffer {}: {e}", buffer.display()))?;
         if dropped > 0 {
+            let m = crate::telemetry::metrics();
+            m.analytics_dropped.inc_by(dropped as u64);
+            settle_pending(dropped);
             tracing::warn!(
                 "usage: more than {max} events waiting for {}; dropped the {dropped} oldest",
                 self.location
             );
         }
         Ok(())
+    }
+}
+
+/// `n` events left the buffer (written or dropped): `skills_mcp_analytics_events_pending`
+/// counts this process's events still waiting (never below 0: a buffer shared by several
+/// servers may deliver another's).
+fn settle_pending(n: usize) {
+    let pending = &crate::telemetry::metrics().analytics_pending;
+    let left = pending.dec_by(i64::try_from(n).unwrap_or(i64::MAX)) - i64::try_from(n).unwrap_or(0);
+    if left < 0 {
+        pending.inc_by(-left);
     }
 }
 
