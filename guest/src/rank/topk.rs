@@ -26,7 +26,7 @@
 
 use super::*;
 
-/// Documents per window.
+/// Documents per window (a power of two).
 const WINDOW: usize = 1024;
 
 /// Largest `limit` served by top-k retrieval; a larger one is ranked exhaustively (pruning
@@ -61,29 +61,34 @@ struct Keys {
     limit: usize,
     best: Vec<f64>,
     seen: usize,
+    /// [`Keys::theta`], kept up to date.
+    theta: f64,
 }
 
 impl Keys {
     /// The `limit`-th key so far (none until more than `limit` were seen, as in
     /// [`score_all`]).
+    #[inline]
     fn theta(&self) -> f64 {
-        if self.seen > self.limit {
-            self.best[self.limit - 1]
-        } else {
-            f64::NEG_INFINITY
-        }
+        self.theta
     }
 
+    #[inline]
     fn add(&mut self, key: f64) {
         self.seen += 1;
-        if self.best.len() == self.limit && self.best[self.limit - 1] >= key {
-            return;
-        }
-        let at = self.best.partition_point(|&k| k >= key);
         if self.best.len() == self.limit {
-            self.best.pop();
+            if self.best[self.limit - 1] < key {
+                let at = self.best.partition_point(|&k| k >= key);
+                self.best.pop();
+                self.best.insert(at, key);
+            }
+        } else {
+            let at = self.best.partition_point(|&k| k >= key);
+            self.best.insert(at, key);
         }
-        self.best.insert(at, key);
+        if self.seen > self.limit {
+            self.theta = self.best[self.limit - 1];
+        }
     }
 }
 
@@ -161,17 +166,19 @@ impl SearchIndex {
         }
         first_alt.push(cursor.len());
         // Per-window scratch.
-        let mut total = vec![0.0f64; WINDOW];
-        let mut words = vec![0u32; WINDOW];
-        let mut masks = vec![0u64; WINDOW];
-        let mut best = vec![0.0f64; WINDOW];
-        let mut describes = vec![false; WINDOW];
+        // (fixed sizes, indexed below `WINDOW`: no bounds checks in the loops)
+        let mut total = Box::new([0.0f64; WINDOW]);
+        let mut words = Box::new([0u32; WINDOW]);
+        let mut masks = Box::new([0u64; WINDOW]);
+        let mut best = Box::new([0.0f64; WINDOW]);
+        let mut describes = Box::new([false; WINDOW]);
         let mut in_slot: Vec<u32> = Vec::with_capacity(WINDOW);
         let mut in_window: Vec<u32> = Vec::with_capacity(WINDOW);
         let mut keys = Keys {
             limit,
             best: Vec::with_capacity(limit + 1),
             seen: 0,
+            theta: f64::NEG_INFINITY,
         };
         let mut candidates: Vec<Candidate> = Vec::with_capacity(WINDOW);
         let params = &self.params;
@@ -185,7 +192,8 @@ impl SearchIndex {
                     let range = *c..self.range(alt.term).end;
                     let idf = alt.idf;
                     *c = self.docs.each_below(range, &self.sat, end, |d, m, sat| {
-                        let l = d - start;
+                        // (below `WINDOW`: `d` is in the window)
+                        let l = (d - start) & (WINDOW - 1);
                         let v = idf * f64::from(sat);
                         if best[l] == 0.0 {
                             in_slot.push(l as u32);
@@ -197,7 +205,7 @@ impl SearchIndex {
                     });
                 }
                 for &l in &in_slot {
-                    let l = l as usize;
+                    let l = l as usize & (WINDOW - 1);
                     if total[l] == 0.0 {
                         in_window.push(l as u32);
                     }
@@ -210,7 +218,7 @@ impl SearchIndex {
             }
             // The window's skills.
             for &l in &in_window {
-                let l = l as usize;
+                let l = l as usize & (WINDOW - 1);
                 let (raw, w, mask) = (total[l], words[l], masks[l]);
                 total[l] = 0.0;
                 words[l] = 0;
