@@ -244,6 +244,19 @@ pub(super) fn slot_bit(i: usize) -> u64 {
     if i < 64 { 1 << i } else { 0 }
 }
 
+/// One posting of a slot's alternative for a document: keep the slot's best contribution `c`
+/// and whether one is in a describing field (`m`); true for the slot's first posting of the
+/// document.
+#[inline]
+pub(super) fn keep_best(best: &mut f64, describes: &mut bool, c: f64, m: bool) -> bool {
+    let first = *best == 0.0;
+    if c > *best {
+        *best = c;
+    }
+    *describes |= m;
+    first
+}
+
 /// Raw scores (before normalisation) and matched word counts of every document of `s`.
 pub(super) fn raw_scores<S: Statistics>(s: &S, q: &Query) -> (Vec<f64>, Vec<u32>) {
     let n = s.doc_bound();
@@ -256,14 +269,9 @@ pub(super) fn raw_scores<S: Statistics>(s: &S, q: &Query) -> (Vec<f64>, Vec<u32>
         for alt in &slot.alts {
             let idf = alt.idf;
             s.each_posting(alt.term, |d, m, sat| {
-                let c = idf * f64::from(sat);
-                if best[d] == 0.0 {
+                if keep_best(&mut best[d], &mut describes[d], idf * f64::from(sat), m) {
                     touched.push(d as u32);
                 }
-                if c > best[d] {
-                    best[d] = c;
-                }
-                describes[d] |= m;
             });
         }
         for &d in &touched {

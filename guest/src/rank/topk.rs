@@ -194,14 +194,9 @@ impl SearchIndex {
                     *c = self.docs.each_below(range, &self.sat, end, |d, m, sat| {
                         // (below `WINDOW`: `d` is in the window)
                         let l = (d - start) & (WINDOW - 1);
-                        let v = idf * f64::from(sat);
-                        if best[l] == 0.0 {
+                        if keep_best(&mut best[l], &mut describes[l], idf * f64::from(sat), m) {
                             in_slot.push(l as u32);
                         }
-                        if v > best[l] {
-                            best[l] = v;
-                        }
-                        describes[l] |= m;
                     });
                 }
                 for &l in &in_slot {
