@@ -1,7 +1,7 @@
 //! The component gives the recorded answers (`tests/fixtures/answers/`, checked natively by
 //! `guest/tests/answers.rs`): the engine built for wasm32 and run by wasmtime ranks exactly as
 //! the native library does, on the bundled skills and, when `../shared` is beside the
-//! repository, on the combined corpus.
+//! repository, on the combined corpus; on the generated 10,000 (and, with `--ignored`, 50,000).
 
 use std::path::{Path, PathBuf};
 
@@ -57,4 +57,28 @@ fn the_component_gives_the_recorded_answers_on_the_combined_corpus() {
         return;
     }
     same_answers("combined.json", &root);
+}
+
+#[path = "../benches/support/gen_corpus.rs"]
+#[allow(dead_code)]
+mod gen_corpus;
+
+/// The generated corpus of `skills` skills (seed 7, as the fixtures and benches), generated
+/// once under `target/bench-corpus/`.
+fn generated(skills: usize) -> PathBuf {
+    gen_corpus::ensure_corpus(&repo().join("target/bench-corpus"), skills, 7)
+        .expect("generating the corpus")
+}
+
+#[test]
+fn the_component_gives_the_recorded_answers_on_10000_generated_skills() {
+    same_answers("gen10k.json", &generated(10_000));
+}
+
+/// Past 32,768 skills the postings' document numbers are 32 bits wide. Slow (the component
+/// indexes 50,000 skills): run with `--ignored`.
+#[test]
+#[ignore = "indexes 50,000 generated skills through the component; run with --ignored"]
+fn the_component_gives_the_recorded_answers_on_50000_generated_skills() {
+    same_answers("gen50k.json", &generated(50_000));
 }

@@ -4,7 +4,8 @@
 //! eval_batch ROOT                      one query per stdin line -> one JSON line per query:
 //!                                      {"query":..,"results":[{"skill_path","name","score","description"}]}
 //! eval_batch ROOT --keywords           same, with the spec's keyword matching
-//! eval_batch ROOT --bench              mean latency per query (stdin queries, repeated)
+//! eval_batch ROOT --bench              mean latency per query (stdin queries, repeated
+//!                                      EVAL_REPS times, default 20)
 //! eval_batch ROOT --route              the routing decision for each stdin query
 //! eval_batch ROOT --eval QUERIES.json  recall@1/@3 and MRR@10 (all, even ids, odd ids),
 //!                                      short and task styles; negatives are routed
@@ -522,7 +523,10 @@ fn main() {
         eval(&engine, &args[i + 1], flag("--verbose").is_some());
     } else if flag("--bench").is_some() {
         let qs = read_queries();
-        let reps = 20;
+        let reps = std::env::var("EVAL_REPS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(20);
         let t = Instant::now();
         let mut n = 0usize;
         for _ in 0..reps {

@@ -88,6 +88,7 @@ mod snapshot;
 mod stats;
 #[cfg(test)]
 mod tests;
+mod topk;
 
 use build::*;
 pub use build::{Analysed, Builder};
@@ -262,6 +263,8 @@ pub struct SearchIndex {
     term_ends: Vec<u32>,
     /// Typo candidates (terms of at least 2 documents) by byte length.
     typo_by_len: Vec<Vec<u32>>,
+    /// Their character signatures ([`char_signature`]), derived (not in snapshots).
+    typo_sig: Vec<Vec<u64>>,
     offsets: Vec<u32>,
     docs: DocIds,
     /// `tf~ / (k1 + tf~)` per posting.

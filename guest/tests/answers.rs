@@ -51,6 +51,14 @@ const CORPORA: &[(&str, Source)] = &[
             seed: 7,
         },
     ),
+    // past 32,768 skills the postings' document numbers are 32 bits wide
+    (
+        "gen50k",
+        Source::Generated {
+            skills: 50_000,
+            seed: 7,
+        },
+    ),
 ];
 
 fn repo() -> PathBuf {

@@ -179,7 +179,8 @@ impl Index {
             self.reports = r.reports;
             self.docs = r.docs;
             self.metas = r.metas;
-            self.search_index = Some(r.search);
+            // (the typo candidates' signatures are derived, not stored)
+            self.search_index = Some(r.search.with_derived());
             self.finished = true;
         }
         Ok(())

@@ -281,6 +281,7 @@ impl Builder {
             terms,
             term_ends,
             typo_by_len,
+            typo_sig: Vec::new(),
             offsets,
             docs: post_docs,
             sat,
@@ -293,6 +294,7 @@ impl Builder {
             seq,
             seq_ends,
         }
+        .with_derived()
     }
 }
 

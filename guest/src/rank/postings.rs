@@ -104,6 +104,43 @@ impl DocIds {
     }
 }
 
+impl DocIds {
+    /// `f(document, describes, sat)` for the postings of `range` whose document is below
+    /// `end` (postings are sorted by document); the position of the first one left.
+    #[inline]
+    pub(super) fn each_below(
+        &self,
+        range: std::ops::Range<usize>,
+        sat: &[f32],
+        end: usize,
+        f: impl FnMut(usize, bool, f32),
+    ) -> usize {
+        #[inline]
+        fn each<T: DocId>(
+            v: &[T],
+            sat: &[f32],
+            end: usize,
+            mut f: impl FnMut(usize, bool, f32),
+        ) -> usize {
+            let mut n = 0;
+            for (&d, &s) in v.iter().zip(sat) {
+                if d.doc() >= end {
+                    break;
+                }
+                f(d.doc(), d.describes(), s);
+                n += 1;
+            }
+            n
+        }
+        let start = range.start;
+        start
+            + match self {
+                Self::Narrow(v) => each(&v[range.clone()], &sat[range], end, f),
+                Self::Wide(v) => each(&v[range.clone()], &sat[range], end, f),
+            }
+    }
+}
+
 /// Append `v` as a LEB128 varint.
 pub(super) fn put_varint(out: &mut Vec<u8>, mut v: u32) {
     while v >= 0x80 {

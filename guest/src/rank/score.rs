@@ -38,6 +38,12 @@ pub(super) fn pseudo_tf_one(norm: f64, tf: u8) -> f64 {
     std::iter::once(f64::from(tf) * norm).sum()
 }
 
+/// The set of characters of `s`, each as bit `code point % 64` (typo candidates are compared
+/// by these before [`within_one_edit`]).
+pub(super) fn char_signature(s: &str) -> u64 {
+    s.chars().fold(0, |m, c| m | 1 << (u32::from(c) % 64))
+}
+
 /// Whether `a` and `b` are at most one edit apart (insertion, deletion, substitution or
 /// transposition of adjacent characters).
 pub fn within_one_edit(a: &str, b: &str) -> bool {
@@ -178,7 +184,7 @@ fn slots<S: Statistics>(s: &S, terms: &[Term]) -> Vec<Slot> {
         }
         if known.is_none() && n >= p.typo_min_len && p.typo_factor > 0.0 {
             let l = t.term.len();
-            s.each_typo_candidate(l.saturating_sub(2)..=l + 2, |id| {
+            s.each_typo_near(&t.term, l.saturating_sub(2)..=l + 2, |id| {
                 if within_one_edit(s.term(id), &t.term) {
                     alts.push((id, p.typo_factor, "typo"));
                 }
@@ -225,11 +231,30 @@ pub(super) fn prepare<S: Statistics>(s: &S, query: &str) -> Query {
 /// A slot's share of a document's raw score: the best of its alternatives `best`, and whether
 /// one of them is in a describing field.
 #[inline]
-fn add_slot(slot: &Slot, best: f64, describes: bool, total: &mut f64, words: &mut u32) {
+pub(super) fn add_slot(slot: &Slot, best: f64, describes: bool, total: &mut f64, words: &mut u32) {
     *total += slot.weight * best;
     if slot.word {
         *words += if describes { DESCRIBING_WORD } else { 1 };
     }
+}
+
+/// Bit of slot `i` in a mask of matched slots (none past the 64th).
+#[inline]
+pub(super) fn slot_bit(i: usize) -> u64 {
+    if i < 64 { 1 << i } else { 0 }
+}
+
+/// One posting of a slot's alternative for a document: keep the slot's best contribution `c`
+/// and whether one is in a describing field (`m`); true for the slot's first posting of the
+/// document.
+#[inline]
+pub(super) fn keep_best(best: &mut f64, describes: &mut bool, c: f64, m: bool) -> bool {
+    let first = *best == 0.0;
+    if c > *best {
+        *best = c;
+    }
+    *describes |= m;
+    first
 }
 
 /// Raw scores (before normalisation) and matched word counts of every document of `s`.
@@ -244,14 +269,9 @@ pub(super) fn raw_scores<S: Statistics>(s: &S, q: &Query) -> (Vec<f64>, Vec<u32>
         for alt in &slot.alts {
             let idf = alt.idf;
             s.each_posting(alt.term, |d, m, sat| {
-                let c = idf * f64::from(sat);
-                if best[d] == 0.0 {
+                if keep_best(&mut best[d], &mut describes[d], idf * f64::from(sat), m) {
                     touched.push(d as u32);
                 }
-                if c > best[d] {
-                    best[d] = c;
-                }
-                describes[d] |= m;
             });
         }
         for &d in &touched {
@@ -292,6 +312,27 @@ pub(super) fn finalise(
         1.0
     };
     (coverage * evidence, coverage, evidence, share * evidence)
+}
+
+/// Score and sort key of document `d` (raw score `raw`, matched words `words`) with the
+/// bonus of the request pairs it holds, when it holds one: pairs need two request words
+/// matched in describing fields.
+pub(super) fn with_pairs<S: Statistics>(
+    s: &S,
+    q: &Query,
+    pairs: &mut PairScorer,
+    raw: f64,
+    words: u32,
+    d: usize,
+) -> Option<(f64, f64)> {
+    if q.pairs.is_empty() || q.max <= 0.0 || words / DESCRIBING_WORD < 2 {
+        return None;
+    }
+    let pair = pairs.score(s, q, d);
+    (pair > 0.0).then(|| {
+        let (score, _, _, key) = finalise(s.params(), q, raw, pair, words);
+        (score, key)
+    })
 }
 
 /// The order of results: sort key (higher first), then priority (higher first), then skill
@@ -342,12 +383,10 @@ pub(super) fn score_all<S: Statistics>(
         let mut pairs = PairScorer::new(s, q);
         for o in &mut out {
             let d = o.0;
-            if words[d] / DESCRIBING_WORD < 2 || key[d] + bound < threshold {
+            if key[d] + bound < threshold {
                 continue;
             }
-            let pair = pairs.score(s, q, d);
-            if pair > 0.0 {
-                let (score, _, _, k) = finalise(params, q, raw[d], pair, words[d]);
+            if let Some((score, k)) = with_pairs(s, q, &mut pairs, raw[d], words[d], d) {
                 o.1 = score;
                 key[d] = k;
             }
@@ -382,6 +421,20 @@ pub(super) fn rank<S: Statistics>(s: &S, q: &Query, limit: usize) -> Vec<(usize,
     best(s, scored, &key, limit)
 }
 
+/// [`matched`] when the matched slots are known (`mask`, [`slot_bit`]): without a look-up
+/// when the request has at most 64 slots.
+pub(super) fn matched_of<S: Statistics>(s: &S, q: &Query, doc: usize, mask: u64) -> Vec<String> {
+    if q.slots.len() > 64 {
+        return matched(s, q, doc);
+    }
+    q.slots
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| mask & slot_bit(i) != 0)
+        .map(|(_, slot)| slot.surface.clone())
+        .collect()
+}
+
 /// The request words (as written) `doc` matched, directly or through an expansion.
 pub(super) fn matched<S: Statistics>(s: &S, q: &Query, doc: usize) -> Vec<String> {
     q.slots
@@ -399,13 +452,6 @@ impl SearchIndex {
     /// matched, directly or through an expansion.
     pub fn search(&self, query: &str, limit: usize) -> Vec<Scored> {
         let q = prepare(self, query);
-        rank(self, &q, limit)
-            .into_iter()
-            .map(|(doc, score)| Scored {
-                doc,
-                score,
-                matched: matched(self, &q, doc),
-            })
-            .collect()
+        self.top_k(&q, limit)
     }
 }

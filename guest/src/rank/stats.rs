@@ -42,6 +42,18 @@ pub trait Statistics {
     fn each_extension(&self, text: &str, f: impl FnMut(u32));
     /// `f(t)` for every typo candidate: a term at least two skills have, `lens` bytes long.
     fn each_typo_candidate(&self, lens: std::ops::RangeInclusive<usize>, f: impl FnMut(u32));
+    /// [`Statistics::each_typo_candidate`] for the candidates that may be one edit from
+    /// `text`: a provider may leave out some it knows are not (the caller still checks each
+    /// with [`within_one_edit`]).
+    fn each_typo_near(
+        &self,
+        text: &str,
+        lens: std::ops::RangeInclusive<usize>,
+        f: impl FnMut(u32),
+    ) {
+        let _ = text;
+        self.each_typo_candidate(lens, f);
+    }
     /// `f(doc, describes, sat)` for every skill that has term `t`: whether it has it in a
     /// field that describes it (name, keywords, description, hints, path), and its saturated
     /// frequency `tf~ / (k1 + tf~)` (see the module docs of [`super`]).
@@ -118,6 +130,27 @@ impl Statistics for SearchIndex {
         for len in lens {
             for &id in self.typo_by_len.get(len).map_or(&[][..], |v| v.as_slice()) {
                 f(id);
+            }
+        }
+    }
+
+    /// Only the candidates whose character signature ([`char_signature`]) differs from
+    /// `text`'s in at most two bits: one edit removes at most one character and adds at most
+    /// one, so two words one edit apart differ in at most two bits.
+    fn each_typo_near(
+        &self,
+        text: &str,
+        lens: std::ops::RangeInclusive<usize>,
+        mut f: impl FnMut(u32),
+    ) {
+        let sig = char_signature(text);
+        for len in lens {
+            let ids = self.typo_by_len.get(len).map_or(&[][..], |v| v.as_slice());
+            let sigs = self.typo_sig.get(len).map_or(&[][..], |v| v.as_slice());
+            for (&id, &other) in ids.iter().zip(sigs) {
+                if (sig ^ other).count_ones() <= 2 {
+                    f(id);
+                }
             }
         }
     }

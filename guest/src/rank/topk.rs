@@ -1,0 +1,277 @@
+//! Top-k retrieval: the `limit` best skills of a request, without the collection-sized work
+//! of [`rank`] (arrays of every document zeroed per query, every matching skill sorted and
+//! its pairs looked at).
+//!
+//! The postings of the request's alternatives are read window by window ([`WINDOW`]
+//! documents), slot by slot in the request's order, into a per-window accumulator: the same
+//! sums, to the bit, as [`raw_scores`]. Each skill of a window is finalised ([`finalise`])
+//! and its sort key without pairs kept among the `limit` best seen (`theta`: the `limit`-th,
+//! a lower bound of the final `limit`-th key). Pairs add at most the weights of the request
+//! pairs whose two words the skill matched (pairs are exact terms); a skill whose key plus
+//! that bound cannot reach `theta` cannot be among the best and is dropped at once. The rest
+//! get their pairs as [`score_all`] gives them (when their key plus the pairs' bound reaches
+//! the final `limit`-th key) and the best `limit` are kept in [`order`]; the request words
+//! each matched are known from the slots that touched it.
+//!
+//! MaxScore (leaving the postings of low-bound slots unread once `theta` is known) was
+//! measured and left out: with these scores (shares of the whole request, bounded by each
+//! term's best posting) a skill matching only the low-bound slots nearly always could still
+//! reach `theta`, so nearly every skill needed a look-up per alternative and search was
+//! slower (docs/performance.md).
+//!
+//! The answers are those of [`rank`] and [`matched`]: the same skills, order and scores (a
+//! bound drops a skill only when below `theta` by a relative margin, so a sum added in
+//! another order never drops one that could tie). Scratch space is sized by the window, not
+//! by the collection, and allocated once per query.
+
+use super::*;
+
+/// Documents per window (a power of two).
+const WINDOW: usize = 1024;
+
+/// Largest `limit` served by top-k retrieval; a larger one is ranked exhaustively (pruning
+/// gains little when most matching skills are returned).
+const MAX_LIMIT: usize = 256;
+
+/// A bound below `theta` by more than this relative margin drops a skill: a key plus a bound
+/// is not summed as the key with pairs is, and differs from it by a few ulps, far less.
+const MARGIN: f64 = 1e-9;
+
+/// Whether a skill whose key is at most `bound` could still be among the best (`theta`:
+/// the `limit`-th key without pairs so far).
+#[inline]
+fn reaches(bound: f64, theta: f64) -> bool {
+    bound * (1.0 + MARGIN) >= theta
+}
+
+/// A skill scored without pairs, waiting for them.
+struct Candidate {
+    doc: usize,
+    raw: f64,
+    words: u32,
+    mask: u64,
+    key: f64,
+    score: f64,
+    /// What its pairs can add to its key at most.
+    bound: f64,
+}
+
+/// The `limit` best sort keys (without pairs) seen, best first.
+struct Keys {
+    limit: usize,
+    best: Vec<f64>,
+    seen: usize,
+    /// [`Keys::theta`], kept up to date.
+    theta: f64,
+}
+
+impl Keys {
+    /// The `limit`-th key so far (none until more than `limit` were seen, as in
+    /// [`score_all`]).
+    #[inline]
+    fn theta(&self) -> f64 {
+        self.theta
+    }
+
+    #[inline]
+    fn add(&mut self, key: f64) {
+        self.seen += 1;
+        if self.best.len() == self.limit {
+            if self.best[self.limit - 1] < key {
+                let at = self.best.partition_point(|&k| k >= key);
+                self.best.pop();
+                self.best.insert(at, key);
+            }
+        } else {
+            let at = self.best.partition_point(|&k| k >= key);
+            self.best.insert(at, key);
+        }
+        if self.seen > self.limit {
+            self.theta = self.best[self.limit - 1];
+        }
+    }
+}
+
+impl SearchIndex {
+    /// Derive what queries need beyond the stored arrays (after a build or a restore): the
+    /// typo candidates' character signatures.
+    pub(crate) fn with_derived(mut self) -> Self {
+        self.typo_sig = self
+            .typo_by_len
+            .iter()
+            .map(|ids| ids.iter().map(|&t| char_signature(self.term(t))).collect())
+            .collect();
+        self
+    }
+
+    /// The documents matching `q`, best first ([`order`]), at most `limit`, with the request
+    /// words each matched: the answer of [`rank`] and [`matched`] (see the module docs).
+    pub(super) fn top_k(&self, q: &Query, limit: usize) -> Vec<Scored> {
+        if q.slots.is_empty() || limit == 0 {
+            return Vec::new();
+        }
+        if limit > MAX_LIMIT || q.max <= 0.0 {
+            return rank(self, q, limit)
+                .into_iter()
+                .map(|(doc, score)| Scored {
+                    doc,
+                    score,
+                    matched: matched(self, q, doc),
+                })
+                .collect();
+        }
+        // The pairs' bound over all pairs (as `score_all` sums it), and each pair's weight
+        // over the ceiling with the bits of its two slots: a skill holds a pair only if it
+        // matched both of its words (pairs are exact terms), so its pairs' bound is the sum
+        // over those whose two slots it matched (all pairs when a slot is past the 64th).
+        let pair_bound = if q.pairs.is_empty() {
+            0.0
+        } else {
+            q.pairs.iter().map(|p| p.weight).sum::<f64>() / q.max
+        };
+        let slot_of = |t: u32| {
+            q.slots
+                .iter()
+                .position(|s| {
+                    s.alts
+                        .first()
+                        .is_some_and(|a| a.kind == "exact" && a.term == t)
+                })
+                .map_or(0, slot_bit)
+        };
+        let pair_slots: Vec<(f64, u64)> = q
+            .pairs
+            .iter()
+            .map(|p| {
+                let bits = slot_of(p.terms[0]) | slot_of(p.terms[1]);
+                (
+                    p.weight / q.max,
+                    if bits.count_ones() == 2 { bits } else { 0 },
+                )
+            })
+            .collect();
+        let pairs_bound = |mask: u64| -> f64 {
+            pair_slots
+                .iter()
+                .filter(|&&(_, bits)| mask & bits == bits)
+                .map(|p| p.0)
+                .sum()
+        };
+        // A cursor per alternative (slot by slot), at the first posting not yet read.
+        let mut cursor: Vec<usize> = Vec::new();
+        let mut first_alt: Vec<usize> = Vec::with_capacity(q.slots.len() + 1);
+        for slot in &q.slots {
+            first_alt.push(cursor.len());
+            cursor.extend(slot.alts.iter().map(|a| self.range(a.term).start));
+        }
+        first_alt.push(cursor.len());
+        // Per-window scratch.
+        // (fixed sizes, indexed below `WINDOW`: no bounds checks in the loops)
+        let mut total = Box::new([0.0f64; WINDOW]);
+        let mut words = Box::new([0u32; WINDOW]);
+        let mut masks = Box::new([0u64; WINDOW]);
+        let mut best = Box::new([0.0f64; WINDOW]);
+        let mut describes = Box::new([false; WINDOW]);
+        let mut in_slot: Vec<u32> = Vec::with_capacity(WINDOW);
+        let mut in_window: Vec<u32> = Vec::with_capacity(WINDOW);
+        let mut keys = Keys {
+            limit,
+            best: Vec::with_capacity(limit + 1),
+            seen: 0,
+            theta: f64::NEG_INFINITY,
+        };
+        let mut candidates: Vec<Candidate> = Vec::with_capacity(WINDOW);
+        let params = &self.params;
+        let mut start = 0;
+        while start < self.n_docs {
+            let end = start.saturating_add(WINDOW);
+            // The window's postings, slot by slot in the request's order.
+            for (i, slot) in q.slots.iter().enumerate() {
+                for (j, alt) in slot.alts.iter().enumerate() {
+                    let c = &mut cursor[first_alt[i] + j];
+                    let range = *c..self.range(alt.term).end;
+                    let idf = alt.idf;
+                    *c = self.docs.each_below(range, &self.sat, end, |d, m, sat| {
+                        // (below `WINDOW`: `d` is in the window)
+                        let l = (d - start) & (WINDOW - 1);
+                        if keep_best(&mut best[l], &mut describes[l], idf * f64::from(sat), m) {
+                            in_slot.push(l as u32);
+                        }
+                    });
+                }
+                for &l in &in_slot {
+                    let l = l as usize & (WINDOW - 1);
+                    if total[l] == 0.0 {
+                        in_window.push(l as u32);
+                    }
+                    add_slot(slot, best[l], describes[l], &mut total[l], &mut words[l]);
+                    masks[l] |= slot_bit(i);
+                    best[l] = 0.0;
+                    describes[l] = false;
+                }
+                in_slot.clear();
+            }
+            // The window's skills.
+            for &l in &in_window {
+                let l = l as usize & (WINDOW - 1);
+                let (raw, w, mask) = (total[l], words[l], masks[l]);
+                total[l] = 0.0;
+                words[l] = 0;
+                masks[l] = 0;
+                let theta = keys.theta();
+                let (score, _, _, key) = finalise(params, q, raw, 0.0, w);
+                keys.add(key);
+                let bound = if q.slots.len() > 64 {
+                    pair_bound
+                } else {
+                    pairs_bound(mask)
+                };
+                if reaches(key + bound, theta) {
+                    candidates.push(Candidate {
+                        doc: start + l,
+                        raw,
+                        words: w,
+                        mask,
+                        key,
+                        score,
+                        bound,
+                    });
+                }
+            }
+            in_window.clear();
+            start = end;
+        }
+        // Pairs, as `score_all` adds them, then the best `limit` in `order`.
+        let threshold = keys.theta();
+        let mut pairs = PairScorer::new(self, q);
+        let mut top: Vec<(usize, f64, f64, u64)> = Vec::with_capacity(limit + 1);
+        for c in &candidates {
+            let (mut key, mut score) = (c.key, c.score);
+            if !q.pairs.is_empty()
+                && c.key + pair_bound >= threshold
+                && reaches(c.key + c.bound, threshold)
+                && let Some((s, k)) = with_pairs(self, q, &mut pairs, c.raw, c.words, c.doc)
+            {
+                (score, key) = (s, k);
+            }
+            if top.len() == limit && top[limit - 1].1 > key {
+                continue;
+            }
+            let at =
+                top.partition_point(|h| order(self, (h.0, h.1), (c.doc, key)) == Ordering::Less);
+            if at < limit {
+                if top.len() == limit {
+                    top.pop();
+                }
+                top.insert(at, (c.doc, key, score, c.mask));
+            }
+        }
+        top.into_iter()
+            .map(|(doc, _, score, mask)| Scored {
+                doc,
+                score,
+                matched: matched_of(self, q, doc, mask),
+            })
+            .collect()
+    }
+}
