@@ -57,9 +57,12 @@ const MAX_BUILD_ATTEMPTS: usize = 12;
 /// A skill root: a directory of skills.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RootSpec {
-    /// How the root is named in messages and given to `add-root`.
+    /// How the root is named in the host's messages.
     pub name: String,
     pub path: PathBuf,
+    /// The name given to `add-root`: what access rules' `roots:` name (the configured root's
+    /// or git source's `name`).
+    pub engine_name: String,
 }
 
 impl RootSpec {
@@ -68,8 +71,15 @@ impl RootSpec {
         let path = path.into();
         Self {
             name: path.display().to_string(),
+            engine_name: path.display().to_string(),
             path,
         }
+    }
+
+    /// The root with `name` given to `add-root`.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.engine_name = name.into();
+        self
     }
 }
 

@@ -789,7 +789,7 @@ pub(crate) fn open_timed(loaded: &Loaded, services: Services) -> Result<(SkillsS
 pub fn catalog_roots(roots: &[config::RootSpec]) -> Vec<CatalogRoot> {
     roots
         .iter()
-        .map(|r| CatalogRoot::new(r.path.clone()))
+        .map(|r| CatalogRoot::new(r.path.clone()).named(r.root_name.clone()))
         .collect()
 }
 

@@ -95,7 +95,7 @@ impl Builder<'_> {
             let listing = &listings[i];
             stats.entries += listing.entries.len();
             let wanted = guest
-                .add_root(index, &spec.name, &listing.entries)
+                .add_root(index, &spec.engine_name, &listing.entries)
                 .with_context(|| format!("registering the root {}", spec.name))?;
             let Some(dir) = roots.dirs[i].as_ref() else {
                 continue;
@@ -258,7 +258,7 @@ pub(super) fn build_snapshot(
             .zip(&roots.dirs)
             .map(|((spec, l), dir)| {
                 (
-                    spec.name.as_str(),
+                    spec.engine_name.as_str(),
                     spec.path.as_path(),
                     dir.as_ref().map(|_| &l.print),
                 )
