@@ -278,6 +278,15 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// How every verb (and a reload) loads the configuration: this process's environment and the
+/// global flags.
+fn load_options(global: &GlobalArgs) -> crate::config::LoadOptions {
+    let mut options =
+        crate::config::LoadOptions::from_process(global.config.clone(), global.roots.clone());
+    options.no_default_roots = global.no_default_roots;
+    options
+}
+
 /// `serve`: the configuration (see [`crate::config`] for the precedence; `--algorithm` is a flag,
 /// so it wins), then the MCP server on stdio, or over HTTP (`--http` or `server.transport`).
 fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
@@ -291,6 +300,10 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         || !flags.allowed_hosts.is_empty()
         || !flags.allowed_origins.is_empty();
     let (mut loaded, git) = load(global, true)?;
+    let mut reload = crate::access::Reload {
+        options: load_options(global),
+        auth: None,
+    };
     if let Some(store) = &args.usage_db {
         loaded.config.analytics.store = store.clone();
     }
@@ -300,14 +313,14 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         if http_flags {
             anyhow::bail!("--public-without-auth, --allowed-host and --allowed-origin need --http");
         }
-        crate::serve::run(&loaded, git, crate::serve::stdio::Stdio)?;
+        crate::serve::run(&loaded, git, crate::serve::stdio::Stdio, Some(reload))?;
     } else {
         let config = flags.apply(&loaded.config.server);
-        let mut auth = args.auth.clone();
-        auth.config = loaded.config.auth.clone();
-        let auth = crate::http_auth::Authenticator::from_options(&auth)?.map(Arc::new);
-        let http = crate::serve::http::Http::new(config, auth);
-        crate::serve::run(&loaded, git, http)?;
+        let auth = crate::access::auth_options(&args.auth, &loaded.config);
+        let authenticator = crate::http_auth::Authenticator::from_options(&auth)?.map(Arc::new);
+        let http = crate::serve::http::Http::new(config, authenticator.clone());
+        reload.auth = authenticator.map(|a| (args.auth.clone(), a));
+        crate::serve::run(&loaded, git, http, Some(reload))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -324,9 +337,7 @@ fn load(
     crate::config::Loaded,
     Option<std::sync::Arc<crate::git::GitSync>>,
 )> {
-    let mut options =
-        crate::config::LoadOptions::from_process(global.config.clone(), global.roots.clone());
-    options.no_default_roots = global.no_default_roots;
+    let options = load_options(global);
     let mut loaded = crate::config::load(&options)?;
     // Git sources are cloned or fetched before indexing; then their config.yaml exists to read.
     let git = if sync_git {

@@ -120,7 +120,12 @@ pub fn router(
     );
     let mut endpoint = Router::new()
         .route_service("/mcp", mcp)
-        .route_layer(middleware::from_fn_with_state(state.clone(), mcp_gate));
+        .route_layer(middleware::from_fn_with_state(state.clone(), mcp_gate))
+        // A session belongs to the identity that opened it (inside authentication).
+        .route_layer(middleware::from_fn_with_state(
+            crate::access::SessionOwners::default(),
+            crate::access::session::bind,
+        ));
     if let Some(auth) = auth {
         endpoint = crate::http_auth::apply(endpoint, auth, state.body.clone());
     }

@@ -53,7 +53,7 @@ mod refusal;
 mod scopes;
 mod tokens;
 
-pub use authenticator::{Authenticator, Identity, IdentityKind};
+pub use authenticator::{Authenticator, Identity, IdentityKind, PreparedTokens};
 pub use config::{AuthConfig, AuthOptions, OAuthConfig, ScopeNames};
 pub use middleware::apply;
 pub use refusal::Refusal;

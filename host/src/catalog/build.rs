@@ -174,7 +174,7 @@ impl Builder<'_> {
         stats.files_excluded = excluded.len();
         stats.millis = started.elapsed().as_millis() as u64;
         Ok(Built {
-            live: Live { guest, index },
+            live: Live::new(guest, index),
             stats,
             host_reports,
         })
@@ -214,7 +214,7 @@ impl Builder<'_> {
             ..BuildStats::default()
         };
         Ok(Some(Built {
-            live: Live { guest, index },
+            live: Live::new(guest, index),
             stats,
             host_reports: Vec::new(),
         }))

@@ -63,6 +63,9 @@ pub struct Authenticator {
     groups_claim: String,
 }
 
+/// Static tokens read again, not in use yet ([`Authenticator::install_tokens`]).
+pub struct PreparedTokens(Tokens);
+
 /// The static tokens, and the scopes access rules name (known besides the three).
 struct Tokens {
     tokens: Vec<StaticToken>,
@@ -150,20 +153,26 @@ impl Authenticator {
         })
     }
 
-    /// Read the static tokens of `opts` again (SIGHUP: rotated tokens, new rule scopes) and
-    /// swap them in; on an error the tokens in use stay. The scope names, OAuth and the groups
-    /// claim are kept from start-up. Returns how many static tokens are now configured.
-    pub fn reload_tokens(&self, opts: &AuthOptions) -> Result<usize> {
+    /// Read the static tokens of `opts` again (SIGHUP: rotated tokens, new rule scopes),
+    /// without using them yet: [`Authenticator::install_tokens`] swaps them in. The scope
+    /// names, OAuth and the groups claim are kept from start-up.
+    pub fn prepare_tokens(&self, opts: &AuthOptions) -> Result<PreparedTokens> {
         let fresh = Self::read_tokens(opts, &self.scopes)?;
         if fresh.tokens.is_empty() && self.oauth.is_none() {
             bail!("no static token is left and OAuth is off: every request would be refused");
         }
-        let count = fresh.tokens.len();
+        Ok(PreparedTokens(fresh))
+    }
+
+    /// Use the tokens read by [`Authenticator::prepare_tokens`] from the next request on;
+    /// returns how many static tokens are configured now.
+    pub fn install_tokens(&self, prepared: PreparedTokens) -> usize {
+        let count = prepared.0.tokens.len();
         *self
             .static_tokens
             .write()
-            .unwrap_or_else(|e| e.into_inner()) = Arc::new(fresh);
-        Ok(count)
+            .unwrap_or_else(|e| e.into_inner()) = Arc::new(prepared.0);
+        count
     }
 
     fn tokens(&self) -> Arc<Tokens> {
