@@ -27,9 +27,9 @@ use tempfile::TempDir;
 use crate::common::{bin, sample_tree, write_files};
 
 /// A running `skills-mcp serve --http 127.0.0.1:0`, killed on drop.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    addr: String,
+    pub(crate) addr: String,
     log: Arc<Mutex<Vec<String>>>,
     _home: TempDir,
     _config: Option<TempDir>,
@@ -38,7 +38,7 @@ struct Server {
 impl Server {
     /// Serve `root` over HTTP with `config` (YAML for `--config`, if any) and `extra` flags;
     /// returns once the index is built.
-    fn start(root: &Path, config: Option<&str>, extra: &[&str]) -> Self {
+    pub(crate) fn start(root: &Path, config: Option<&str>, extra: &[&str]) -> Self {
         let server = Self::spawn(root, config, extra);
         server.wait_for("skills indexed");
         server
@@ -108,12 +108,12 @@ impl Server {
         format!("http://{}/mcp", self.addr)
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         self.log.lock().unwrap().join("\n")
     }
 
     /// Wait (up to 60 s) for a stderr line containing `text`.
-    fn wait_for(&self, text: &str) {
+    pub(crate) fn wait_for(&self, text: &str) {
         let deadline = Instant::now() + Duration::from_secs(60);
         while Instant::now() < deadline {
             if self.log.lock().unwrap().iter().any(|l| l.contains(text)) {
@@ -124,7 +124,7 @@ impl Server {
         panic!("no stderr line with {text:?}:\n{}", self.log());
     }
 
-    fn signal(&self, signal: rustix::process::Signal) {
+    pub(crate) fn signal(&self, signal: rustix::process::Signal) {
         let pid = rustix::process::Pid::from_raw(self.child.id() as i32).unwrap();
         rustix::process::kill_process(pid, signal).unwrap();
     }
@@ -139,15 +139,15 @@ impl Drop for Server {
 
 /// An HTTP answer read off the socket.
 #[derive(Debug)]
-struct Answer {
-    status: u16,
-    head: String,
-    body: String,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) head: String,
+    pub(crate) body: String,
 }
 
 impl Answer {
     /// The value of header `name` (case-insensitive), if present.
-    fn header(&self, name: &str) -> Option<String> {
+    pub(crate) fn header(&self, name: &str) -> Option<String> {
         self.head.lines().skip(1).find_map(|l| {
             let (k, v) = l.split_once(':')?;
             k.trim()
@@ -157,7 +157,7 @@ impl Answer {
     }
 
     /// The JSON-RPC message of the body (plain JSON, or the first SSE `data:` line).
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         let text = if self.body.trim_start().starts_with('{') {
             self.body.clone()
         } else {
@@ -174,7 +174,7 @@ impl Answer {
 
 /// Send `head` (the request line and headers, without the blank line) and `body` with
 /// `Connection: close`, and read the whole answer.
-fn raw(addr: &str, head: &str, body: &[u8]) -> Answer {
+pub(crate) fn raw(addr: &str, head: &str, body: &[u8]) -> Answer {
     let mut s = TcpStream::connect(addr).expect("connect");
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
     let request = format!(
@@ -229,6 +229,18 @@ fn dechunk(mut rest: &str) -> String {
 
 /// A 2026-07-28 (stateless) JSON-RPC request with its headers.
 fn post_2026(addr: &str, id: u64, method: &str, name: Option<&str>, params: Value) -> Answer {
+    post_2026_with(addr, "", id, method, name, params)
+}
+
+/// [`post_2026`] with `extra` header lines (each starting with `\r\n`).
+pub(crate) fn post_2026_with(
+    addr: &str,
+    extra: &str,
+    id: u64,
+    method: &str,
+    name: Option<&str>,
+    params: Value,
+) -> Answer {
     let mut params = params;
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -242,14 +254,14 @@ fn post_2026(addr: &str, id: u64, method: &str, name: Option<&str>, params: Valu
     raw(
         addr,
         &format!(
-            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}{name}"
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}{name}{extra}"
         ),
         body.as_bytes(),
     )
 }
 
 /// A legacy `initialize` POST with `extra` header lines.
-fn initialize_with(addr: &str, extra: &str) -> Answer {
+pub(crate) fn initialize_with(addr: &str, extra: &str) -> Answer {
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "raw-test", "version": "1"}}})

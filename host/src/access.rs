@@ -14,6 +14,7 @@
 //! view. A request served without a caller set is anonymous (nothing is served unfiltered by
 //! mistake).
 
+pub mod check;
 mod reload;
 pub mod session;
 

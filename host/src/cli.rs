@@ -110,6 +110,9 @@ pub enum Command {
     /// skills never served, requests that found nothing or were ambiguous, feedback, scripts,
     /// subjects.
     Stats(crate::usage::stats::StatsArgs),
+    /// Access rules: `access check` prints which skills a caller (--subject, --groups,
+    /// --scopes, --token-file-line, --local) sees and which rule hides each of the others.
+    Access(crate::access::check::AccessArgs),
 }
 
 #[derive(Debug, Args)]
@@ -275,6 +278,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             crate::scripts::cli_run(&catalog, config.scripts, request)
         }
         Command::Stats(args) => stats(global, &args),
+        Command::Access(args) => match &args.command {
+            crate::access::check::AccessCommand::Check(check) => {
+                let (catalog, config) = open(global, &[])?;
+                crate::access::check::run(&catalog, &config, check)
+            }
+        },
     }
 }
 

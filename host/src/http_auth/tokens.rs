@@ -144,6 +144,27 @@ fn parse_tokens(
     Ok(())
 }
 
+/// The identity one token line gives (`skills-mcp access check --token-file-line`): its
+/// scopes, `sub=` and `groups=`, checked as the token file's lines are.
+pub fn identity_of_line(
+    line: &str,
+    scopes: &ScopeNames,
+    known: &[String],
+) -> Result<super::Identity> {
+    let mut out = Vec::new();
+    parse_tokens(line, "--token-file-line", scopes, known, &mut out)?;
+    let Some(t) = out.pop() else {
+        bail!("--token-file-line: no token on the line");
+    };
+    Ok(super::Identity {
+        subject: t.sub.clone().unwrap_or_else(|| t.label.clone()),
+        scopes: t.scopes,
+        kind: super::IdentityKind::Static,
+        sub: t.sub,
+        groups: t.groups,
+    })
+}
+
 /// RFC 6750 `b64token` characters.
 fn is_token_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'+' | b'/' | b'=')
