@@ -338,7 +338,7 @@ mod snapshot;
 #[cfg(test)]
 mod tests;
 mod view;
-pub use view::{HiddenSkill, VIEW_CACHE};
+pub use view::{HiddenSkill, VIEW_CACHE, VIEW_CACHE_SKILLS_FACTOR};
 #[cfg(test)]
 mod view_tests;
 

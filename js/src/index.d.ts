@@ -158,10 +158,8 @@ export interface AccessFinding { key: string; severity: Severity; message: strin
 /** A skill hidden from a caller, with the indices of the rules that select it. */
 export interface HiddenSkill { path: string; rules: number[] }
 
-/** A finished index. After a trap it is rebuilt (from its roots) on its next use. */
-export declare class Index {
-  /** Files whose `read` threw while building (left out; the engine reports them too). */
-  readErrors: { root: number; path: string; error: string }[];
+/** The questions a finished index, or a view of one, answers. */
+export declare class IndexQueries {
   readonly size: number;
   search(query: string, limit?: number): SearchHit[];
   explain(query: string, skillPath: string): Explanation;
@@ -181,6 +179,12 @@ export declare class Index {
   diagnostics(): Diagnostic[];
   /** Rank a draft among this collection, as if added (or replacing the skill of its path), without a rebuild. */
   scoreDraft(path: string, contents: string | Uint8Array, requests: string[], limit?: number): DraftRanking;
+}
+
+/** A finished index. After a trap it is rebuilt (from its roots) on its next use. */
+export declare class Index extends IndexQueries {
+  /** Files whose `read` threw while building (left out; the engine reports them too). */
+  readErrors: { root: number; path: string; error: string }[];
   /**
    * Set the operator's access rules and check them (findings keyed like the configuration,
    * `access.rules[0].skills[1]`); with an `error` finding the rules are not applied.
@@ -193,26 +197,7 @@ export declare class Index {
 }
 
 /** An index as one caller sees it (`Index.view`): the same queries, among its skills only. */
-export declare class IndexView {
-  readonly size: number;
-  search(query: string, limit?: number): SearchHit[];
-  explain(query: string, skillPath: string): Explanation;
-  route(context: string): RouteOutcome;
-  resolve(skillPath: string): ResolvedSkill;
-  get(pathOrName: string): SkillInfo;
-  suggest(pathOrName: string, limit?: number): string[];
-  skills(): SkillInfo[];
-  summaries(start?: number, count?: number): SkillSummary[];
-  list(path?: string): TreeNode[];
-  locateAsset(skillPath: string, file: string): AssetLocation;
-  manifest(skillPath: string): ManifestFile[];
-  /** The `SKILL.md` the Skills extension serves for a skill, as text (`name` set to the served name). */
-  skillMd(skillPath: string): string;
-  /** Every examined file with its findings (what `skills-mcp validate` prints). */
-  lint(): FileReport[];
-  diagnostics(): Diagnostic[];
-  /** Rank a draft among this collection, as if added (or replacing the skill of its path), without a rebuild. */
-  scoreDraft(path: string, contents: string | Uint8Array, requests: string[], limit?: number): DraftRanking;
+export declare class IndexView extends IndexQueries {
 }
 
 /** A root held in memory. */

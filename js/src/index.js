@@ -233,7 +233,7 @@ export class Engine {
 }
 
 /** The questions a finished index, or a view of one, answers. */
-class Queries {
+export class IndexQueries {
   /** Number of skills. */
   get size() { return this._query('len'); }
   /** Ranked results, best first: `{skillPath, name, description, score, matched}`. */
@@ -304,7 +304,7 @@ function toCaller(c) {
 }
 
 /** A finished index of some roots. */
-export class Index extends Queries {
+export class Index extends IndexQueries {
   #engine;
   #roots;
   #config;
@@ -419,13 +419,13 @@ export class Index extends Queries {
 
   /** The skills `caller` may not see: `[{path, rules}]` (indices of the rules selecting each). */
   hidden(caller) {
-    return this._query('hidden', toCaller(caller));
+    return this._query('hidden', toCaller(caller)).map((h) => ({ path: h.path, rules: Array.from(h.rules) }));
   }
 
 }
 
 /** An index as one caller sees it (`Index.view`); made again after the index is rebuilt. */
-export class IndexView extends Queries {
+export class IndexView extends IndexQueries {
   #index;
   #caller;
   #handle = null;

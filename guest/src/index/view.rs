@@ -15,7 +15,8 @@
 //! `parse_file` and analysed by one [`rank::Builder`], which each view clones to build its
 //! search structures over its files ([`rank::Builder::build`], the one build). Views are
 //! cached by the set of rules admitting the caller (which decides the visible set), the
-//! [`VIEW_CACHE`] most recently used; `set_access` drops them.
+//! [`VIEW_CACHE`] most recently used within [`VIEW_CACHE_SKILLS_FACTOR`] times the index's
+//! skills; `set_access` drops them.
 //!
 //! A view's `reports` (and `diagnostics`) hold the files of its skills only, each with the
 //! findings of its parse and those of the view's build: the findings of files that define no
@@ -26,6 +27,11 @@ use crate::access::{self, Caller, Finding, Rule, Subject};
 
 /// How many views are kept (least recently used dropped first).
 pub const VIEW_CACHE: usize = 64;
+
+/// The cached views hold at most this many times the full index's skills (each view holds its
+/// own copy of its skills and search structures; the least recently used are dropped first,
+/// the newest view is always kept).
+pub const VIEW_CACHE_SKILLS_FACTOR: usize = 4;
 
 /// A skill hidden from a caller (see [`Index::hidden`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -207,14 +213,21 @@ impl Index {
             return Ok(Some(Arc::clone(&c.view)));
         }
         let view = Arc::new(self.build_view(&material, &rules, caller));
-        if access.cache.len() >= VIEW_CACHE
-            && let Some(lru) = access
+        let budget = VIEW_CACHE_SKILLS_FACTOR * self.len().max(1);
+        loop {
+            let held: usize = access.cache.iter().map(|c| c.view.len()).sum();
+            if access.cache.len() < VIEW_CACHE && held + view.len() <= budget {
+                break;
+            }
+            let Some(lru) = access
                 .cache
                 .iter()
                 .enumerate()
                 .min_by_key(|(_, c)| c.used)
                 .map(|(i, _)| i)
-        {
+            else {
+                break;
+            };
             access.cache.swap_remove(lru);
         }
         access.cache.push(Cached {

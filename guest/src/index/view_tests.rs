@@ -688,24 +688,28 @@ fn callers_admitted_by_the_same_rules_share_one_view() {
 }
 
 #[test]
-fn the_cache_is_bounded() {
+fn the_cache_is_bounded_in_views() {
     let mem = teams();
     let idx = mem.index();
-    // 70 rules on the same skills, each for its own group: 70 distinct admitted sets.
-    let rules: Vec<Rule> = (0..70)
+    // 70 rules, each for its own group (70 distinct admitted sets), and one hiding every skill
+    // from everyone: 70 empty views.
+    let mut rules: Vec<Rule> = (0..70)
         .map(|i| Rule {
-            skills: v(&["finance/**"]),
+            skills: v(&["nothing/**"]),
             groups: v(&[&format!("g{i}")]),
             ..Rule::default()
         })
         .collect();
+    rules.push(Rule {
+        skills: v(&["**"]),
+        ..Rule::default()
+    });
     idx.set_access(&mem, rules).unwrap();
     let first = v(&["g0"]);
     let kept = idx.view(identity(&first)).unwrap().unwrap();
     for i in 1..70 {
         let g = v(&[&format!("g{i}")]);
-        let view = idx.view(identity(&g)).unwrap().unwrap();
-        assert_eq!(view.len(), 9);
+        assert_eq!(idx.view(identity(&g)).unwrap().unwrap().len(), 0);
         // g0 stays the most recently used one
         assert!(Arc::ptr_eq(
             &kept,
@@ -715,6 +719,35 @@ fn the_cache_is_bounded() {
     let cache = idx.access.as_ref().unwrap().lock().unwrap().cache.len();
     assert_eq!(cache, VIEW_CACHE);
     assert_eq!(idx.views_built(), 70);
+}
+
+#[test]
+fn the_cache_is_bounded_in_skills() {
+    let mem = teams();
+    let idx = mem.index();
+    // 10 rules on the same skills, each for its own group: 10 distinct admitted sets, each view
+    // with every skill (any rule selecting a skill may admit).
+    let rules: Vec<Rule> = (0..10)
+        .map(|i| Rule {
+            skills: v(&["finance/**"]),
+            groups: v(&[&format!("g{i}")]),
+            ..Rule::default()
+        })
+        .collect();
+    idx.set_access(&mem, rules).unwrap();
+    let first = v(&["g0"]);
+    let kept = idx.view(identity(&first)).unwrap().unwrap();
+    for i in 1..10 {
+        let g = v(&[&format!("g{i}")]);
+        assert_eq!(idx.view(identity(&g)).unwrap().unwrap().len(), idx.len());
+        assert!(Arc::ptr_eq(
+            &kept,
+            &idx.view(identity(&first)).unwrap().unwrap()
+        ));
+    }
+    let cache = idx.access.as_ref().unwrap().lock().unwrap().cache.len();
+    assert_eq!(cache, VIEW_CACHE_SKILLS_FACTOR);
+    assert_eq!(idx.views_built(), 10);
 }
 
 #[test]
