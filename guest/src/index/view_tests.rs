@@ -880,3 +880,56 @@ fn leak_paths() {
         "`tool` is visible (from base)"
     );
 }
+
+/// A request two skills answer alike is ambiguous in the full index; for a caller who may not
+/// see one of them it is matched, and the hidden one is not among any candidates.
+#[test]
+fn an_ambiguous_route_is_decided_among_the_visible_skills() {
+    let a = hier(
+        "Deploy a kubernetes cluster",
+        "deploy, kubernetes, cluster",
+        "Deploy",
+    );
+    let b = hier(
+        "Deploy a kubernetes cluster safely",
+        "deploy, kubernetes, cluster",
+        "Deploy",
+    );
+    let mem = Mem::default().root(
+        "main",
+        &[
+            ("ops/deploy.md", a.as_str()),
+            ("secret/deploy.md", b.as_str()),
+        ],
+    );
+    let idx = mem.index();
+    let q = "deploy a kubernetes cluster";
+    match idx.route(q).unwrap() {
+        RouteOutcome::Ambiguous(hits) => {
+            let paths: Vec<&str> = hits.iter().map(|h| h.skill_path.as_str()).collect();
+            assert!(paths.contains(&"secret/deploy") && paths.contains(&"ops/deploy"));
+        }
+        other => panic!("expected ambiguous in the full index: {other:?}"),
+    }
+    idx.set_access(
+        &mem,
+        vec![Rule {
+            skills: v(&["secret/**"]),
+            groups: v(&["sec"]),
+            ..Rule::default()
+        }],
+    )
+    .unwrap();
+    let outside = idx.view(Caller::ANONYMOUS).unwrap().unwrap();
+    match outside.route(q).unwrap() {
+        RouteOutcome::Matched(hit) => assert_eq!(hit.skill_path, "ops/deploy"),
+        other => panic!("expected matched in the view: {other:?}"),
+    }
+    // Its score is the view's: the statistics of one skill, not of two.
+    let alone = Mem::default()
+        .root("main", &[("ops/deploy.md", a.as_str())])
+        .index();
+    let (x, y) = (outside.search(q, 5).unwrap(), alone.search(q, 5).unwrap());
+    assert_eq!(x.len(), 1);
+    assert!((x[0].score - y[0].score).abs() < 1e-9);
+}
