@@ -433,13 +433,13 @@ fn a_session_belongs_to_the_identity_that_opened_it_and_its_instructions_are_the
     );
     assert_eq!(opened.status, 200, "{opened:?}");
     let id = opened.header("mcp-session-id").expect("a session id");
-    let instructions = opened.json()["result"]["instructions"].to_string();
+    let instructions = message(&opened)["result"]["instructions"].to_string();
     assert!(instructions.contains("finance/budget"), "{instructions}");
     let other = initialize_with(
         &server.addr,
         &format!("{host}\r\nAuthorization: Bearer {T_NONE}"),
     );
-    let instructions = other.json()["result"]["instructions"].to_string();
+    let instructions = message(&other)["result"]["instructions"].to_string();
     assert!(
         instructions.contains("general/onboarding"),
         "{instructions}"
@@ -462,6 +462,17 @@ fn a_session_belongs_to_the_identity_that_opened_it_and_its_instructions_are_the
     assert!(!stolen.body.contains("finance"), "{stolen:?}");
     let own = list(T_FIN);
     assert_eq!(own.status, 200, "{own:?}");
+}
+
+/// The JSON-RPC message of an SSE answer (after the stream's empty priming event).
+fn message(a: &Answer) -> Value {
+    let data = a
+        .body
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .find(|d| d.contains("jsonrpc"))
+        .unwrap_or_else(|| panic!("no JSON-RPC message in {a:?}"));
+    serde_json::from_str(data).unwrap()
 }
 
 #[test]
@@ -536,4 +547,48 @@ fn the_local_operator_holds_access_local() {
     for secret in HR_SECRETS {
         assert!(!a.body.contains(secret), "{secret} in {a:?}");
     }
+}
+
+#[test]
+fn access_check_prints_what_a_caller_sees_and_which_rule_hides_the_rest() {
+    let key = TestKey::new("k1");
+    let t = tree(true, RULES, &key);
+    let check = |who: &[&str]| -> Value {
+        let out = bin()
+            .arg("--config")
+            .arg(&t.config)
+            .args(["--no-default-roots", "--root"])
+            .arg(&t.main)
+            .args(["access", "check", "--json"])
+            .args(who)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let fin = check(&["--groups", "finance"]);
+    assert_eq!(
+        fin["visible"],
+        json!(["finance/budget", "general/onboarding"])
+    );
+    assert_eq!(
+        fin["hidden"],
+        json!([{"path": "leave-policy", "rules": [1]}])
+    );
+    let line = format!("{T_SCOPE} skills:read skills:hr");
+    let scoped = check(&["--token-file-line", &line]);
+    assert_eq!(
+        scoped["visible"],
+        json!(["general/onboarding", "leave-policy"])
+    );
+    assert_eq!(
+        scoped["hidden"],
+        json!([{"path": "finance/budget", "rules": [0]}])
+    );
+    let anonymous = check(&[]);
+    assert_eq!(anonymous["visible"], json!(["general/onboarding"]));
 }

@@ -114,6 +114,8 @@ pub fn apply(catalog: &Catalog, access: &AccessConfig) -> anyhow::Result<()> {
     }
     match catalog.set_access(rules(access))? {
         Ok(findings) => {
+            // A finding forwarded to MCP clients names a skill file: none under rules.
+            crate::logging::forward_skill_events(access.rules.is_empty());
             for f in findings {
                 tracing::warn!(
                     "{}: {}",

@@ -373,7 +373,11 @@ impl Catalog {
     /// The skills `caller` may not see under the rules in force, with the rules selecting each.
     pub fn hidden(&self, caller: &Caller) -> anyhow::Result<Vec<HiddenSkill>> {
         let snapshot = self.snapshot();
-        self.with_live(&snapshot, |live| live.guest.hidden(live.index, caller))
+        self.with_live(&snapshot, |live| {
+            let access = self.inner.access.read().unwrap_or_else(|e| e.into_inner());
+            live.sync_access(access.version, &access.rules);
+            live.guest.hidden(live.index, caller)
+        })
     }
 
     /// The roots, in precedence order (lowest first); a root's index is its `root` id.

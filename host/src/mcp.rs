@@ -331,6 +331,16 @@ impl SkillsServer {
         crate::access::of_request(extensions, &access, self.inner.services.public_http)
     }
 
+    /// Under access rules, the server instructions (catalogue included) as the caller of a
+    /// request sees them; `None` without rules (then [`ServerHandler::get_info`]'s are theirs).
+    async fn caller_instructions(&self, extensions: &rmcp::model::Extensions) -> Option<String> {
+        if !self.inner.catalog.has_access_rules() {
+            return None;
+        }
+        let caller = self.caller_of(extensions);
+        Some(crate::access::scope(caller, self.blocking(|_, v| v.instructions.clone())).await)
+    }
+
     /// The `access` section in force.
     pub fn access(&self) -> Arc<config::AccessConfig> {
         self.inner
@@ -638,10 +648,7 @@ impl ServerHandler for SkillsServer {
     ) -> Result<rmcp::model::InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
         let mut result = self.negotiate_initialize(&request)?;
-        if self.inner.catalog.has_access_rules() {
-            let caller = self.caller_of(&context.extensions);
-            let instructions =
-                crate::access::scope(caller, self.blocking(|_, v| v.instructions.clone())).await;
+        if let Some(instructions) = self.caller_instructions(&context.extensions).await {
             result.instructions = Some(instructions);
         }
         Ok(result)
@@ -655,10 +662,7 @@ impl ServerHandler for SkillsServer {
             self.supported_protocol_versions().into_owned(),
             self.get_info(),
         );
-        if self.inner.catalog.has_access_rules() {
-            let caller = self.caller_of(&context.extensions);
-            let instructions =
-                crate::access::scope(caller, self.blocking(|_, v| v.instructions.clone())).await;
+        if let Some(instructions) = self.caller_instructions(&context.extensions).await {
             result.instructions = Some(instructions);
         }
         Ok(result)
