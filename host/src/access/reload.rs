@@ -131,8 +131,8 @@ mod tests {
         new.access.rules.push(Default::default());
         new.auth.tokens_file = "t.txt".into();
         assert!(restart_only(&old, &new).is_empty());
-        new.matching.max_results = 3;
+        new.refresh.debounce_ms = old.refresh.debounce_ms + 1;
         new.auth.resource_url = "https://x.example/mcp".into();
-        assert_eq!(restart_only(&old, &new), ["matching", "auth.resource_url"]);
+        assert_eq!(restart_only(&old, &new), ["refresh", "auth.resource_url"]);
     }
 }
