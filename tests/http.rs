@@ -135,7 +135,7 @@ impl Server {
         panic!("no stderr line with {text:?}:\n{}", self.log());
     }
 
-    fn signal(&self, signal: rustix::process::Signal) {
+    pub(crate) fn signal(&self, signal: rustix::process::Signal) {
         let pid = rustix::process::Pid::from_raw(self.child.id() as i32).unwrap();
         rustix::process::kill_process(pid, signal).unwrap();
     }

@@ -31,7 +31,7 @@ use skills_mcp::{
 /// Every test runs under this limit (a hung server fails the test instead of the run).
 const LIMIT: Duration = Duration::from_secs(60);
 
-const ISSUER: &str = "https://issuer.example.test";
+pub(crate) const ISSUER: &str = "https://issuer.example.test";
 const READ: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_skill","arguments":{"context":"react"}}}"#;
 const RUN: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_script","arguments":{"skill_path":"a","file":"b.sh","args":{}}}}"#;
 const REFRESH: &str = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"refresh_skills","arguments":{}}}"#;
@@ -45,7 +45,7 @@ const T_RUN: &str = "tok-run-0123456789abcdefghijklmnop";
 const T_RUNONLY: &str = "tok-runonly-0123456789abcdefghijkl";
 const T_WRONG: &str = "tok-wrong-0123456789abcdefghijklmn";
 
-fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -55,14 +55,14 @@ fn now() -> u64 {
 // ---- keys and tokens ---------------------------------------------------------------------
 
 /// An ES256 key pair generated for the test, with its JWK.
-struct TestKey {
+pub(crate) struct TestKey {
     pkcs8: Vec<u8>,
     public: Vec<u8>,
     kid: String,
 }
 
 impl TestKey {
-    fn new(kid: &str) -> Self {
+    pub(crate) fn new(kid: &str) -> Self {
         let rng = SystemRandom::new();
         let pkcs8 = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
             .unwrap()
@@ -86,7 +86,7 @@ impl TestKey {
         })
     }
 
-    fn sign(&self, claims: &Value) -> String {
+    pub(crate) fn sign(&self, claims: &Value) -> String {
         self.sign_as(&self.kid, claims)
     }
 
@@ -98,7 +98,7 @@ impl TestKey {
     }
 }
 
-fn jwks(keys: &[&TestKey]) -> String {
+pub(crate) fn jwks(keys: &[&TestKey]) -> String {
     json!({ "keys": keys.iter().map(|k| k.jwk()).collect::<Vec<_>>() }).to_string()
 }
 

@@ -1,6 +1,7 @@
 //! The one integration-test binary: a module per area, all through the real component and the
 //! real binary.
 
+mod access;
 mod analytics;
 mod answers;
 mod cli;

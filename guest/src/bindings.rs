@@ -10,7 +10,7 @@
 #![allow(unsafe_code)]
 
 use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::Arc;
 
 use crate::model as m;
 
@@ -115,15 +115,15 @@ impl x::Guest for Component {
 /// No `RefCell` borrow is ever held across a call of an import (`files.read`): a host whose
 /// import unwinds instead of returning (a JavaScript `read` that throws) skips the guest's
 /// destructors, and a borrow left behind would make every later call panic. Queries clone the
-/// `Rc` out of the cell and release the borrow before running; at worst an unwound call leaks
-/// one `Rc` count. Build calls take the index mutably for their duration only, and none of
+/// `Arc` out of the cell and release the borrow before running; at worst an unwound call leaks
+/// one `Arc` count. Build calls take the index mutably for their duration only, and none of
 /// them calls an import.
-struct IndexResource(RefCell<Rc<crate::Index>>);
+struct IndexResource(RefCell<Arc<crate::Index>>);
 
 impl IndexResource {
     /// The index for a query (no borrow outlives this call).
-    fn get(&self) -> Rc<crate::Index> {
-        Rc::clone(&self.0.borrow())
+    fn get(&self) -> Arc<crate::Index> {
+        Arc::clone(&self.0.borrow())
     }
 
     /// Run a build call (`add-root`, `add-files`, `finish`, `restore-section`) on the index.
@@ -133,9 +133,9 @@ impl IndexResource {
         f: impl FnOnce(&mut crate::Index) -> Result<R, m::Error>,
     ) -> Result<R, t::Error> {
         let mut slot = self.0.borrow_mut();
-        match Rc::get_mut(&mut slot) {
+        match Arc::get_mut(&mut slot) {
             Some(index) => f(index).map_err(error),
-            // Only an unwound query leaves another `Rc` behind, and queries read only once the
+            // Only an unwound query leaves another `Arc` behind, and queries read only once the
             // index is finished, when every build call is refused anyway: say why.
             None => Err(error(slot.check_building(call).err().unwrap_or_else(
                 || m::Error::Other(format!("{call}: the index is in use")),
@@ -144,7 +144,7 @@ impl IndexResource {
     }
 
     /// Like [`Self::get`], for the queries that answer nothing useful before `finish`.
-    fn ready(&self) -> Result<Rc<crate::Index>, t::Error> {
+    fn ready(&self) -> Result<Arc<crate::Index>, t::Error> {
         let index = self.get();
         index.ready().map_err(error)?;
         Ok(index)
@@ -171,7 +171,7 @@ impl x::GuestIndex for IndexResource {
             ambiguity_threshold: config.ambiguity_threshold,
             max_results: config.max_results,
         };
-        IndexResource(RefCell::new(Rc::new(crate::Index::new(config))))
+        IndexResource(RefCell::new(Arc::new(crate::Index::new(config))))
     }
 
     fn add_root(&self, name: String, listing: Vec<t::Entry>) -> Result<Vec<String>, t::Error> {
@@ -407,6 +407,66 @@ impl x::GuestIndex for IndexResource {
         limit: u32,
     ) -> Result<x::DraftRanking, t::Error> {
         editor::score_draft(&self.get(), path, bytes, requests, limit)
+    }
+
+    fn set_access(&self, rules: Vec<t::AccessRule>) -> Result<Vec<t::AccessFinding>, t::Error> {
+        let rules = rules
+            .into_iter()
+            .map(|r| crate::access::Rule {
+                skills: r.skills,
+                roots: r.roots,
+                groups: r.groups,
+                subjects: r.subjects,
+                scopes: r.scopes,
+            })
+            .collect();
+        // The index is cloned out of the cell first: `set-access` may call `files.read`.
+        let index = self.get();
+        let findings = index.set_access(&HostFiles, rules).map_err(error)?;
+        Ok(findings
+            .into_iter()
+            .map(|f| t::AccessFinding {
+                key: f.key,
+                severity: if f.error {
+                    t::Severity::Error
+                } else {
+                    t::Severity::Warning
+                },
+                message: f.message,
+            })
+            .collect())
+    }
+
+    fn view(&self, caller: t::Caller) -> Result<x::Index, t::Error> {
+        let index = self.get();
+        let view = with_caller(&caller, |c| index.view(c)).map_err(error)?;
+        Ok(x::Index::new(IndexResource(RefCell::new(
+            view.unwrap_or(index),
+        ))))
+    }
+
+    fn hidden(&self, caller: t::Caller) -> Result<Vec<t::HiddenSkill>, t::Error> {
+        let index = self.get();
+        let hidden = with_caller(&caller, |c| index.hidden(c)).map_err(error)?;
+        Ok(hidden
+            .into_iter()
+            .map(|h| t::HiddenSkill {
+                path: h.path,
+                rules: h.rules,
+            })
+            .collect())
+    }
+}
+
+/// `f` with the engine's form of a WIT caller.
+fn with_caller<R>(caller: &t::Caller, f: impl FnOnce(crate::access::Caller<'_>) -> R) -> R {
+    match caller {
+        t::Caller::Unrestricted => f(crate::access::Caller::Unrestricted),
+        t::Caller::Identity(id) => f(crate::access::Caller::Identity {
+            subject: id.subject.as_deref(),
+            groups: &id.groups,
+            scopes: &id.scopes,
+        }),
     }
 }
 

@@ -146,7 +146,7 @@ impl Listing {
 }
 
 /// How a file to read will be interpreted.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
 pub enum Role {
     /// The `SKILL.md` of the Agent Skills folder `folder` (`""`: the root itself).
     Agent { folder: String },

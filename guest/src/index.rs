@@ -43,7 +43,7 @@
 //!   relative to that folder.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_yaml::{Mapping, Value};
 
@@ -122,6 +122,8 @@ impl Default for Index {
 #[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
 struct Report {
     skill_path: Option<String>,
+    /// How the file was read (kept so that views can read it again, see `view`).
+    role: Option<Role>,
     notes: Vec<Note>,
 }
 
@@ -147,7 +149,8 @@ impl Report {
 pub struct Index {
     config: EngineConfig,
     policy: WalkPolicy,
-    roots: Vec<RootData>,
+    /// (Shared with the index's views; only ever changed while building, when unshared.)
+    roots: Arc<Vec<RootData>>,
     /// Files `add_root` asked for and `add_files` has not delivered yet.
     pending: HashMap<(u32, String), Role>,
     /// Parsed skills, before `finish`, with their analysed search text.
@@ -166,6 +169,8 @@ pub struct Index {
     restoring: Option<Box<snapshot::Restoring>>,
     /// Where the Skills extension lists each skill (made on first use after `finish`).
     extension: OnceLock<ExtensionMap>,
+    /// The operator's access rules and the cached views (see `view`); `None` in a view.
+    access: Option<Mutex<view::Access>>,
 }
 
 impl Index {
@@ -173,7 +178,7 @@ impl Index {
         Self {
             config,
             policy: walk_policy(),
-            roots: Vec::new(),
+            roots: Arc::new(Vec::new()),
             pending: HashMap::new(),
             parsed: Vec::new(),
             builder: None,
@@ -184,6 +189,7 @@ impl Index {
             finished: false,
             restoring: None,
             extension: OnceLock::new(),
+            access: Some(Mutex::default()),
         }
     }
 
@@ -331,6 +337,10 @@ mod query;
 mod snapshot;
 #[cfg(test)]
 mod tests;
+mod view;
+pub use view::{HiddenSkill, VIEW_CACHE, VIEW_CACHE_SKILLS_FACTOR};
+#[cfg(test)]
+mod view_tests;
 
 /// The walk policy lives in [`crate::walk`]; the index reads it from there.
 pub use crate::walk::walk_policy;

@@ -41,6 +41,7 @@ use skills_engine::model::ChildKind;
 use skills_engine::walk::Child;
 
 use crate::index_cache::{self, ListingPrint};
+use crate::runtime::{AccessFinding, AccessRule, Caller, HiddenSkill};
 use crate::runtime::{
     AssetInfo, AssetLocation, Catalogue, Diagnostic, EngineConfig, EngineError, EngineErrorKind,
     Entry, Explanation, ExtensionSkill, FileData, FileReport, FileSource, Guest, GuestTrap,
@@ -57,9 +58,12 @@ const MAX_BUILD_ATTEMPTS: usize = 12;
 /// A skill root: a directory of skills.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RootSpec {
-    /// How the root is named in messages and given to `add-root`.
+    /// How the root is named in the host's messages.
     pub name: String,
     pub path: PathBuf,
+    /// The name given to `add-root`: what access rules' `roots:` name (the configured root's
+    /// or git source's `name`).
+    pub engine_name: String,
 }
 
 impl RootSpec {
@@ -68,8 +72,15 @@ impl RootSpec {
         let path = path.into();
         Self {
             name: path.display().to_string(),
+            engine_name: path.display().to_string(),
             path,
         }
+    }
+
+    /// The root with `name` given to `add-root`.
+    pub fn named(mut self, name: impl Into<String>) -> Self {
+        self.engine_name = name.into();
+        self
     }
 }
 
@@ -132,10 +143,14 @@ pub struct AssetContent {
     pub bytes: Vec<u8>,
 }
 
-/// The thread-safe facade over the skill roots and the engine (cheap to clone).
+/// The thread-safe facade over the skill roots and the engine (cheap to clone). A catalog
+/// taken with [`Catalog::view_as`] answers every call as its caller sees the skills (the
+/// engine's `view`); otherwise it answers over the full index.
 #[derive(Clone)]
 pub struct Catalog {
     inner: Arc<Inner>,
+    /// Whose view every call answers from (`None`: the full index).
+    caller: Option<Arc<Caller>>,
 }
 
 struct Inner {
@@ -144,7 +159,21 @@ struct Inner {
     roots: Vec<RootSpec>,
     current: RwLock<Arc<Snapshot>>,
     rebuilding: Mutex<()>,
+    /// The operator's access rules and their version: an engine instance whose index has an
+    /// older version gets them (`set-access`) before its next call, whatever built it (start-up,
+    /// rebuild, the index cache, a restart after a trap).
+    access: RwLock<AccessRules>,
 }
+
+/// The access rules in force, and their version (0: none set yet).
+#[derive(Default)]
+struct AccessRules {
+    version: u64,
+    rules: Arc<Vec<AccessRule>>,
+}
+
+/// Most views one engine instance keeps open (a caller's handle is reused by its next calls).
+const MAX_VIEWS: usize = 64;
 
 /// One built index and the roots it was built from.
 struct Snapshot {
@@ -161,6 +190,92 @@ struct Snapshot {
 struct Live {
     guest: Guest,
     index: IndexHandle,
+    /// The version of the access rules set on `index` (0: none), and whether the engine took
+    /// them (a view is refused when it did not: nothing is served unfiltered).
+    access_version: u64,
+    access_ok: bool,
+    /// Views taken on `index`, by caller, most recently used last.
+    views: Vec<(Caller, IndexHandle)>,
+}
+
+impl Live {
+    pub(super) fn new(guest: Guest, index: IndexHandle) -> Self {
+        Self {
+            guest,
+            index,
+            access_version: 0,
+            access_ok: true,
+            views: Vec::new(),
+        }
+    }
+
+    /// Drop every view handle (the rules changed, or too many callers).
+    fn drop_views(&mut self) {
+        for (_, view) in std::mem::take(&mut self.views) {
+            let _ = self.guest.drop_index(view);
+        }
+    }
+
+    /// Bring the index's rules to `rules` (version `version`) if it has older ones.
+    fn sync_access(&mut self, version: u64, rules: &[AccessRule]) {
+        if self.access_version == version {
+            return;
+        }
+        self.drop_views();
+        self.access_ok = match self.guest.set_access(self.index, rules) {
+            Ok(findings) => {
+                let errors: Vec<&AccessFinding> = findings
+                    .iter()
+                    .filter(|f| f.severity == Severity::Error)
+                    .collect();
+                for f in &errors {
+                    tracing::error!(
+                        "access rules on the rebuilt index: {}: {}",
+                        crate::logsafe::Escaped(&f.key),
+                        crate::logsafe::Escaped(&f.message)
+                    );
+                }
+                errors.is_empty()
+            }
+            Err(e) => {
+                tracing::error!(
+                    "setting the access rules failed: {}",
+                    crate::logsafe::Escaped(format!("{e:#}"))
+                );
+                false
+            }
+        };
+        self.access_version = version;
+    }
+
+    /// The handle `caller` reads through: the index itself without rules, else its view
+    /// (taken once per caller and kept).
+    fn handle_for(&mut self, caller: Option<&Caller>, rules: bool) -> anyhow::Result<IndexHandle> {
+        let Some(caller) = caller.filter(|_| rules) else {
+            return Ok(self.index);
+        };
+        if matches!(caller, Caller::Unrestricted) {
+            return Ok(self.index);
+        }
+        if !self.access_ok {
+            anyhow::bail!(
+                "the access rules could not be applied to the current index; nothing is served to callers under rules until they are"
+            );
+        }
+        if let Some(k) = self.views.iter().position(|(c, _)| c == caller) {
+            let entry = self.views.remove(k);
+            let handle = entry.1;
+            self.views.push(entry);
+            return Ok(handle);
+        }
+        if self.views.len() >= MAX_VIEWS {
+            let (_, oldest) = self.views.remove(0);
+            let _ = self.guest.drop_index(oldest);
+        }
+        let handle = self.guest.view(self.index, caller)?;
+        self.views.push((caller.clone(), handle));
+        Ok(handle)
+    }
 }
 
 /// The opened roots of one build: what the engine's `files.read` reads through.
@@ -195,7 +310,73 @@ impl Catalog {
                 roots,
                 current: RwLock::new(Arc::new(snapshot)),
                 rebuilding: Mutex::new(()),
+                access: RwLock::new(AccessRules::default()),
             }),
+            caller: None,
+        })
+    }
+
+    /// This catalog as `caller` sees the skills: every call answers from the engine's view
+    /// for that caller (the full index for `unrestricted`, or while no rule is set).
+    pub fn view_as(&self, caller: Caller) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            caller: match caller {
+                Caller::Unrestricted => None,
+                c => Some(Arc::new(c)),
+            },
+        }
+    }
+
+    /// Whose view this catalog answers from (`None`: the full index).
+    pub fn caller(&self) -> Option<&Caller> {
+        self.caller.as_deref()
+    }
+
+    /// Whether access rules are set (views differ from the full index).
+    pub fn has_access_rules(&self) -> bool {
+        !self
+            .inner
+            .access
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .rules
+            .is_empty()
+    }
+
+    /// Set the operator's access rules and check them against the current index. With an
+    /// error among the findings nothing changes (the rules in force stay) and the findings
+    /// come back as `Err`; otherwise the rules apply from the next call on (every later index
+    /// gets them too) and the warnings come back.
+    pub fn set_access(
+        &self,
+        rules: Vec<AccessRule>,
+    ) -> anyhow::Result<Result<Vec<AccessFinding>, Vec<AccessFinding>>> {
+        let snapshot = self.snapshot();
+        // The index the rules are checked on is this snapshot's (made live if needed).
+        self.with_live(&snapshot, |live| {
+            let mut access = self.inner.access.write().unwrap_or_else(|e| e.into_inner());
+            live.sync_access(access.version, &access.rules);
+            let findings = live.guest.set_access(live.index, &rules)?;
+            if findings.iter().any(|f| f.severity == Severity::Error) {
+                return Ok(Err(findings));
+            }
+            live.drop_views();
+            access.version += 1;
+            access.rules = Arc::new(rules);
+            live.access_version = access.version;
+            live.access_ok = true;
+            Ok(Ok(findings))
+        })
+    }
+
+    /// The skills `caller` may not see under the rules in force, with the rules selecting each.
+    pub fn hidden(&self, caller: &Caller) -> anyhow::Result<Vec<HiddenSkill>> {
+        let snapshot = self.snapshot();
+        self.with_live(&snapshot, |live| {
+            let access = self.inner.access.read().unwrap_or_else(|e| e.into_inner());
+            live.sync_access(access.version, &access.rules);
+            live.guest.hidden(live.index, caller)
         })
     }
 
@@ -235,12 +416,31 @@ impl Catalog {
             .clone()
     }
 
-    /// Run `f` on the current index; restart the engine first if a trap killed it.
+    /// Run `f` on the current index as this catalog's caller sees it (the rules in force set
+    /// on it first); restart the engine first if a trap killed it.
     fn with_index<R>(
         &self,
         f: impl FnOnce(&mut Guest, IndexHandle) -> anyhow::Result<R>,
     ) -> anyhow::Result<R> {
         let snapshot = self.snapshot();
+        self.with_live(&snapshot, |live| {
+            let (version, rules) = {
+                let access = self.inner.access.read().unwrap_or_else(|e| e.into_inner());
+                (access.version, access.rules.clone())
+            };
+            live.sync_access(version, &rules);
+            let handle = live.handle_for(self.caller.as_deref(), !rules.is_empty())?;
+            f(&mut live.guest, handle)
+        })
+    }
+
+    /// Run `f` on the live engine instance of `snapshot`; restart it first if a trap killed
+    /// it, and drop it after a call that trapped.
+    fn with_live<R>(
+        &self,
+        snapshot: &Snapshot,
+        f: impl FnOnce(&mut Live) -> anyhow::Result<R>,
+    ) -> anyhow::Result<R> {
         let mut live = lock(&snapshot.live);
         if live.is_none() {
             let mut excluded = snapshot.excluded.clone();
@@ -262,7 +462,7 @@ impl Catalog {
         let Some(l) = live.as_mut() else {
             unreachable!("just set")
         };
-        let result = f(&mut l.guest, l.index);
+        let result = f(l);
         if l.guest.is_poisoned() {
             // The next call gets a fresh instance with the index rebuilt from the roots.
             *live = None;

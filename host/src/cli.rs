@@ -113,6 +113,9 @@ pub enum Command {
     /// Ask a running `serve --http` whether it is ready (GET URL, 2 s timeout): prints the
     /// answer, exits 0 on 200 and 1 otherwise. For container health checks (no curl needed).
     Health(HealthArgs),
+    /// Access rules: `access check` prints which skills a caller (--subject, --groups,
+    /// --scopes, --token-file-line, --local) sees and which rule hides each of the others.
+    Access(crate::access::check::AccessArgs),
 }
 
 #[derive(Debug, Args)]
@@ -298,6 +301,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Stats(args) => stats(global, &args),
         Command::Health(args) => health(&args),
+        Command::Access(args) => match &args.command {
+            crate::access::check::AccessCommand::Check(check) => {
+                let (catalog, config) = open(global, &[])?;
+                crate::access::check::run(&catalog, &config, check)
+            }
+        },
     }
 }
 
@@ -328,6 +337,15 @@ fn health(args: &HealthArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// How every verb (and a reload) loads the configuration: this process's environment and the
+/// global flags.
+fn load_options(global: &GlobalArgs) -> crate::config::LoadOptions {
+    let mut options =
+        crate::config::LoadOptions::from_process(global.config.clone(), global.roots.clone());
+    options.no_default_roots = global.no_default_roots;
+    options
+}
+
 /// `serve`: the configuration (see [`crate::config`] for the precedence; `--algorithm` is a flag,
 /// so it wins), then the MCP server on stdio, or over HTTP (`--http` or `server.transport`).
 fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
@@ -343,6 +361,10 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         || !flags.allowed_hosts.is_empty()
         || !flags.allowed_origins.is_empty();
     let (mut loaded, git) = load(global, true)?;
+    let mut reload = crate::access::Reload {
+        options: load_options(global),
+        auth: None,
+    };
     if let Some(store) = &args.usage_db {
         loaded.config.analytics.store = store.clone();
     }
@@ -357,17 +379,18 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
                 "--public-without-auth, --allowed-host, --allowed-origin and --shutdown-delay need --http"
             );
         }
-        crate::serve::run(&loaded, git, crate::serve::stdio::Stdio)?;
+        crate::serve::run(&loaded, git, crate::serve::stdio::Stdio, Some(reload))?;
     } else {
         let config = flags.apply(&loaded.config.server);
-        let mut auth = args.auth.clone();
-        auth.config = loaded.config.auth.clone();
-        let auth = crate::http_auth::Authenticator::from_options(&auth)?.map(Arc::new);
+        let auth = crate::access::auth_options(&args.auth, &loaded.config);
+        let authenticator = crate::http_auth::Authenticator::from_options(&auth)?.map(Arc::new);
         let replica = crate::usage::replica_id(&loaded.config.analytics.replica_id, &|k| {
             std::env::var(k).ok()
         });
-        let http = crate::serve::http::Http::new(config, auth).with_replica(&replica);
-        crate::serve::run(&loaded, git, http)?;
+        let http =
+            crate::serve::http::Http::new(config, authenticator.clone()).with_replica(&replica);
+        reload.auth = authenticator.map(|a| (args.auth.clone(), a));
+        crate::serve::run(&loaded, git, http, Some(reload))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -384,9 +407,7 @@ fn load(
     crate::config::Loaded,
     Option<std::sync::Arc<crate::git::GitSync>>,
 )> {
-    let mut options =
-        crate::config::LoadOptions::from_process(global.config.clone(), global.roots.clone());
-    options.no_default_roots = global.no_default_roots;
+    let options = load_options(global);
     let mut loaded = crate::config::load(&options)?;
     // Git sources are cloned or fetched before indexing; then their config.yaml exists to read.
     let git = if sync_git {

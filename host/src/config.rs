@@ -47,6 +47,7 @@
 //! a skills root may set), [`roots`] (which folders are served), [`example`] (the commented
 //! defaults).
 
+mod access;
 mod assets;
 pub mod check;
 mod example;
@@ -59,14 +60,15 @@ mod sources;
 
 use serde::{Deserialize, Serialize};
 
+pub use access::{AccessConfig, AccessRuleConfig, LocalAccess};
 pub use assets::AssetsConfig;
 pub use check::{Checks, Invalid, Section};
 pub use example::example_config;
 pub use layers::{ENV_VARS, LoadOptions, Loaded, load};
 pub use matching::{Algorithm, MatchingConfig};
 pub use refresh::RefreshConfig;
-pub use roots::{RootSource, RootSpec, bundled_skills_dir, resolve_roots};
-pub use sources::SourcesConfig;
+pub use roots::{RootSource, RootSpec, bundled_skills_dir, check_root_name, resolve_roots};
+pub use sources::{RootEntry, SourcesConfig};
 
 /// Server-side script execution (`run_script`): the section is owned by [`crate::scripts`].
 pub use crate::scripts::ScriptsConfig;
@@ -98,6 +100,8 @@ pub struct Config {
     pub server: crate::http::config::HttpConfig,
     /// Authentication of HTTP clients (operator only: ignored in a root's `config.yaml`).
     pub auth: AuthConfig,
+    /// Who sees which skill (operator only: ignored in a root's `config.yaml`).
+    pub access: AccessConfig,
     /// `GITHUB_TOKEN`, from the environment only (never read from or written to a file).
     #[serde(skip)]
     pub github_token: Option<String>,
@@ -116,6 +120,7 @@ impl Config {
         self.sources.check(&mut checks);
         self.git.check(&mut checks);
         self.server.check(&mut checks);
+        self.access.check(&mut checks);
         checks.into_vec()
     }
 }

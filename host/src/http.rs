@@ -137,7 +137,12 @@ pub fn router(
     );
     let mut endpoint = Router::new()
         .route_service("/mcp", mcp)
-        .route_layer(middleware::from_fn_with_state(state.clone(), mcp_gate));
+        .route_layer(middleware::from_fn_with_state(state.clone(), mcp_gate))
+        // A session belongs to the identity that opened it (inside authentication).
+        .route_layer(middleware::from_fn_with_state(
+            crate::access::SessionOwners::default(),
+            crate::access::session::bind,
+        ));
     if let Some(auth) = auth {
         endpoint = crate::http_auth::apply(endpoint, auth, state.body.clone());
     }
@@ -156,6 +161,8 @@ async fn readyz(State(state): State<Arc<HttpState>>) -> Response {
         return (StatusCode::SERVICE_UNAVAILABLE, "not ready: draining\n").into_response();
     }
     match state.server.get() {
+        // Under access rules the probe (open to anyone) does not count the skills.
+        Some(server) if server.catalog().has_access_rules() => "ready\n".into_response(),
         Some(server) => {
             let skills = server.catalog().len().unwrap_or(0);
             format!("ready: {skills} skills\n").into_response()

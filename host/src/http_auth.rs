@@ -53,10 +53,11 @@ mod refusal;
 mod scopes;
 mod tokens;
 
-pub use authenticator::{Authenticator, Identity, IdentityKind};
+pub use authenticator::{Authenticator, Identity, IdentityKind, PreparedTokens};
 pub use config::{AuthConfig, AuthOptions, OAuthConfig, ScopeNames};
 pub use middleware::apply;
 pub use refusal::Refusal;
+pub use tokens::identity_of_line;
 
 /// The environment variable read for static tokens unless `tokens_env` names another.
 pub const DEFAULT_TOKENS_ENV: &str = "SKILLS_MCP_AUTH_TOKENS";

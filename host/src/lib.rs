@@ -4,6 +4,7 @@
 //! rule about skills; this crate holds the I/O: filesystem through cap-std, the MCP transport,
 //! processes, git, HTTP and configuration.
 
+pub mod access;
 pub mod analytics;
 pub mod bundled;
 pub mod catalog;

@@ -39,6 +39,16 @@ const OWN_TARGET: &str = "skills_mcp";
 /// stay in the operator's log.
 pub const CLIENT_TARGETS: [&str; 3] = ["skills_mcp::mcp", "skills_mcp::git", "skills_mcp::catalog"];
 
+/// Whether the server's events about its skills go to MCP clients at all: off while access
+/// rules are in force (a finding names a skill file, which may be hidden from a client).
+static CLIENT_EVENTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+
+/// Forward the server's events about its skills to MCP clients (`true`, the default) or not
+/// (under access rules: see [`crate::access`]).
+pub fn forward_skill_events(on: bool) {
+    CLIENT_EVENTS.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// Whether events of `target` are forwarded to MCP clients.
 fn for_clients(target: &str) -> bool {
     CLIENT_TARGETS.iter().any(|t| {
@@ -262,7 +272,10 @@ struct McpLayer;
 impl<S: Subscriber> Layer<S> for McpLayer {
     fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
         let meta = event.metadata();
-        if !for_clients(meta.target()) || FORWARDING.with(Cell::get) {
+        if !for_clients(meta.target())
+            || FORWARDING.with(Cell::get)
+            || !CLIENT_EVENTS.load(std::sync::atomic::Ordering::Relaxed)
+        {
             return;
         }
         let level = mcp_level(*meta.level());

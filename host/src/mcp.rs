@@ -77,6 +77,9 @@ pub struct Services {
     pub analytics: crate::analytics::Analytics,
     /// The git sources, when configured: `refresh_skills` syncs them (git mode).
     pub git: Option<Arc<crate::git::GitSync>>,
+    /// Served over HTTP on a non-loopback address: a request without a verified identity is
+    /// anonymous (on loopback, and over stdio, it is the local operator; see [`crate::access`]).
+    pub public_http: bool,
 }
 
 /// The MCP server: cheap to clone (all state behind one `Arc`).
@@ -94,6 +97,10 @@ struct Inner {
     services: Services,
     /// Derived data for the catalogue's current snapshot.
     view: Mutex<Option<Arc<View>>>,
+    /// Derived data of callers' views under access rules (most recently used last).
+    caller_views: Mutex<Vec<(crate::runtime::Caller, Arc<View>)>>,
+    /// The `access` section in force (replaced by a reload).
+    access: std::sync::RwLock<Arc<config::AccessConfig>>,
     /// One message per catalogue change (for `subscriptions/listen`).
     changes: broadcast::Sender<()>,
     /// Peers of `initialize` sessions, told about changes with list-changed notifications.
@@ -151,6 +158,9 @@ pub(crate) fn summary_of(
         }),
     }
 }
+
+/// Callers whose views' derived data is kept.
+const CALLER_VIEWS: usize = 64;
 
 /// Skills asked of the engine per call when listing them all.
 const SUMMARY_PAGE: u32 = 1024;
@@ -228,6 +238,7 @@ impl SkillsServer {
             services.scripts = Some(Arc::new(runner));
         }
         let (changes, _) = broadcast::channel(16);
+        let access = Arc::new(config.access.clone());
         let server = Self {
             inner: Arc::new(Inner {
                 catalog,
@@ -235,6 +246,8 @@ impl SkillsServer {
                 generation: AtomicU64::new(0),
                 services,
                 view: Mutex::new(None),
+                caller_views: Mutex::new(Vec::new()),
+                access: std::sync::RwLock::new(access),
                 changes,
                 peers: tokio::sync::Mutex::new(Vec::new()),
                 reported: Mutex::new(HashSet::new()),
@@ -286,7 +299,78 @@ impl SkillsServer {
         view
     }
 
-    /// Run `f` on the current view off the async threads (engine calls block).
+    /// The view `caller` reads: the full one for `unrestricted` or without rules, else the
+    /// caller's (its catalogue a [`Catalog::view_as`], derived data computed once per caller
+    /// and catalogue change, kept for the most recent callers).
+    pub(crate) fn view_for(&self, caller: &crate::runtime::Caller) -> Arc<View> {
+        if matches!(caller, crate::runtime::Caller::Unrestricted)
+            || !self.inner.catalog.has_access_rules()
+        {
+            return self.view();
+        }
+        let generation = self.inner.generation.load(Ordering::SeqCst);
+        let mut views = self.inner.caller_views.lock().expect("views lock");
+        views.retain(|(_, v)| v.generation == generation);
+        if let Some(k) = views.iter().position(|(c, _)| c == caller) {
+            let entry = views.remove(k);
+            let view = entry.1.clone();
+            views.push(entry);
+            return view;
+        }
+        let view = Arc::new(View::new(
+            self.inner.catalog.view_as(caller.clone()),
+            generation,
+            &self.tool_router,
+        ));
+        if views.len() >= CALLER_VIEWS {
+            views.remove(0);
+        }
+        views.push((caller.clone(), view.clone()));
+        view
+    }
+
+    /// The catalogue as the caller of the current request sees it ([`crate::access::current`]).
+    pub(crate) fn caller_catalog(&self) -> Catalog {
+        self.inner.catalog.view_as(crate::access::current())
+    }
+
+    /// The caller of a request (see [`crate::access::of_request`]).
+    pub(crate) fn caller_of(&self, extensions: &rmcp::model::Extensions) -> crate::runtime::Caller {
+        let access = self.access();
+        crate::access::of_request(extensions, &access, self.inner.services.public_http)
+    }
+
+    /// Under access rules, the server instructions (catalogue included) as the caller of a
+    /// request sees them; `None` without rules (then [`ServerHandler::get_info`]'s are theirs).
+    async fn caller_instructions(&self, extensions: &rmcp::model::Extensions) -> Option<String> {
+        if !self.inner.catalog.has_access_rules() {
+            return None;
+        }
+        let caller = self.caller_of(extensions);
+        Some(crate::access::scope(caller, self.blocking(|_, v| v.instructions.clone())).await)
+    }
+
+    /// The `access` section in force.
+    pub fn access(&self) -> Arc<config::AccessConfig> {
+        self.inner
+            .access
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Apply a new `access` section (a reload): its rules are checked by the engine first; with
+    /// an error nothing changes and the error comes back. Blocking.
+    pub fn set_access(&self, access: config::AccessConfig) -> Result<()> {
+        crate::access::apply(&self.inner.catalog, &access)?;
+        *self.inner.access.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(access);
+        self.inner.generation.fetch_add(1, Ordering::SeqCst);
+        self.view();
+        Ok(())
+    }
+
+    /// Run `f` on the view of the current request's caller ([`crate::access::current`]), off
+    /// the async threads (engine calls block). The one place a request's view is picked.
     pub(crate) async fn blocking<T: Send + 'static>(
         &self,
         f: impl FnOnce(&SkillsServer, &View) -> T + Send + 'static,
@@ -295,10 +379,11 @@ impl SkillsServer {
         let subject = crate::usage::subject::current();
         // A child of the request's span when traces are exported.
         let span = crate::child_span!("index read");
+        let caller = crate::access::current();
         tokio::task::spawn_blocking(move || {
             let _span = span.enter();
             crate::usage::subject::in_blocking(subject, || {
-                let view = server.view();
+                let view = server.view_for(&caller);
                 f(&server, &view)
             })
         })
@@ -548,19 +633,51 @@ impl ServerHandler for SkillsServer {
             .enable_logging()
             .build();
         // The latest view's (never computed here: engine calls must not run on async threads).
-        let instructions = self
-            .inner
-            .view
-            .lock()
-            .expect("view lock")
-            .as_ref()
-            .map_or_else(
-                || tools::INSTRUCTIONS.to_string(),
-                |v| v.instructions.clone(),
-            );
+        // Under access rules the catalogue is the caller's: `initialize` and `server/discover`
+        // put it in; without a caller, none.
+        let instructions = if self.inner.catalog.has_access_rules() {
+            tools::INSTRUCTIONS.to_string()
+        } else {
+            self.inner
+                .view
+                .lock()
+                .expect("view lock")
+                .as_ref()
+                .map_or_else(
+                    || tools::INSTRUCTIONS.to_string(),
+                    |v| v.instructions.clone(),
+                )
+        };
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("skills-mcp", env!("CARGO_PKG_VERSION")))
             .with_instructions(instructions)
+    }
+
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        if let Some(instructions) = self.caller_instructions(&context.extensions).await {
+            result.instructions = Some(instructions);
+        }
+        Ok(result)
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::DiscoverResult, ErrorData> {
+        let mut result = rmcp::model::DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.get_info(),
+        );
+        if let Some(instructions) = self.caller_instructions(&context.extensions).await {
+            result.instructions = Some(instructions);
+        }
+        Ok(result)
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -620,9 +737,14 @@ impl ServerHandler for SkillsServer {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let view = self.blocking(|_, v| v.get_skill_description.clone()).await;
+        let caller = self.caller_of(&context.extensions);
+        let view = crate::access::scope(
+            caller,
+            self.blocking(|_, v| v.get_skill_description.clone()),
+        )
+        .await;
         let tools = self
             .tool_router
             .list_all()
@@ -650,6 +772,7 @@ impl ServerHandler for SkillsServer {
         let arguments = request.arguments.clone().unwrap_or_default();
         // The caller's authenticated subject, for the events this call records.
         let subject = crate::usage::subject::of_request(&context.extensions);
+        let caller = self.caller_of(&context.extensions);
         let tcc = ToolCallContext::new(self, request, context);
         let explain = |message: &str| {
             let schema = self
@@ -660,7 +783,8 @@ impl ServerHandler for SkillsServer {
             let text = arguments::explain(&name, &schema, &arguments, message);
             CallToolResult::error(vec![ContentBlock::text(text)])
         };
-        match crate::usage::subject::scope(subject, self.tool_router.call(tcc)).await {
+        let call = crate::access::scope(caller, self.tool_router.call(tcc));
+        match crate::usage::subject::scope(subject, call).await {
             // rmcp answers arguments that do not deserialize with serde's message; name the
             // argument instead (still a tool error, for the model to fix).
             Ok(CallToolResponse::Complete(result))
@@ -686,11 +810,15 @@ impl ServerHandler for SkillsServer {
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let cursor = request.and_then(|r| r.cursor);
-        self.blocking(move |_, v| extension::list_resources(v, cursor.as_deref()))
-            .await
+        let caller = self.caller_of(&context.extensions);
+        crate::access::scope(
+            caller,
+            self.blocking(move |_, v| extension::list_resources(v, cursor.as_deref())),
+        )
+        .await
     }
 
     async fn list_resource_templates(
@@ -704,70 +832,98 @@ impl ServerHandler for SkillsServer {
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.blocking(move |_, v| extension::read_resource(v, &request.uri))
-            .await
-            .map(Into::into)
+        let caller = self.caller_of(&context.extensions);
+        crate::access::scope(
+            caller,
+            self.blocking(move |_, v| extension::read_resource(v, &request.uri)),
+        )
+        .await
+        .map(Into::into)
     }
 
     async fn list_skills(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListSkillsResult, ErrorData> {
         let cursor = request.and_then(|r| r.cursor);
-        self.blocking(move |_, v| extension::list_skills(v, cursor.as_deref()))
-            .await
+        let caller = self.caller_of(&context.extensions);
+        crate::access::scope(
+            caller,
+            self.blocking(move |_, v| extension::list_skills(v, cursor.as_deref())),
+        )
+        .await
     }
 
     async fn get_skill(
         &self,
         request: GetSkillRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetSkillResult, ErrorData> {
-        self.blocking(move |_, v| extension::get_skill(v, &request.uri))
-            .await
+        let caller = self.caller_of(&context.extensions);
+        crate::access::scope(
+            caller,
+            self.blocking(move |_, v| extension::get_skill(v, &request.uri)),
+        )
+        .await
     }
 
     async fn read_resource_directory(
         &self,
         request: ReadResourceDirectoryRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceDirectoryResult, ErrorData> {
-        self.blocking(move |_, v| {
-            extension::read_directory(v, &request.uri, request.cursor.as_deref())
-        })
+        let caller = self.caller_of(&context.extensions);
+        crate::access::scope(
+            caller,
+            self.blocking(move |_, v| {
+                extension::read_directory(v, &request.uri, request.cursor.as_deref())
+            }),
+        )
         .await
     }
 
     async fn list_prompts(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let cursor = request.and_then(|r| r.cursor);
-        self.blocking(move |_, v| prompts::list(v, cursor.as_deref()))
-            .await
+        let caller = self.caller_of(&context.extensions);
+        crate::access::scope(
+            caller,
+            self.blocking(move |_, v| prompts::list(v, cursor.as_deref())),
+        )
+        .await
     }
 
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.blocking(move |_, v| prompts::get(v, &request.name, request.arguments.as_ref()))
-            .await
-            .map(Into::into)
+        let caller = self.caller_of(&context.extensions);
+        crate::access::scope(
+            caller,
+            self.blocking(move |_, v| prompts::get(v, &request.name, request.arguments.as_ref())),
+        )
+        .await
+        .map(Into::into)
     }
 
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        self.blocking(move |_, v| prompts::complete(v, &request))
-            .await
+        let caller = self.caller_of(&context.extensions);
+        crate::access::scope(
+            caller,
+            self.blocking(move |_, v| prompts::complete(v, &request)),
+        )
+        .await
     }
 }
 
@@ -792,6 +948,7 @@ pub(crate) fn open_timed(loaded: &Loaded, services: Services) -> Result<(SkillsS
         catalog_options(&loaded.config),
     )
     .context("indexing the skill roots")?;
+    crate::access::apply(&catalog, &loaded.config.access)?;
     let built = started.elapsed();
     let server = SkillsServer::with_services(catalog, loaded.config.clone(), services);
     Ok((server, built))
@@ -801,7 +958,7 @@ pub(crate) fn open_timed(loaded: &Loaded, services: Services) -> Result<(SkillsS
 pub fn catalog_roots(roots: &[config::RootSpec]) -> Vec<CatalogRoot> {
     roots
         .iter()
-        .map(|r| CatalogRoot::new(r.path.clone()))
+        .map(|r| CatalogRoot::new(r.path.clone()).named(r.root_name.clone()))
         .collect()
 }
 

@@ -34,6 +34,9 @@ mod bindings {
 }
 
 pub use bindings::skills_mcp::engine::types::{
+    AccessFinding, AccessRule, Caller, CallerIdentity, HiddenSkill,
+};
+pub use bindings::skills_mcp::engine::types::{
     Algorithm, AssetInfo, AssetLocation, Catalogue, CatalogueTier, Diagnostic, EngineConfig, Entry,
     EntryKind, Error as EngineErrorKind, Execution, ExplainTerm, Explanation, ExtensionSkill,
     FileData, FileReport, ManifestFile, ResolvedSkill, RouteOutcome, ScriptArg, ScriptInfo,
@@ -935,6 +938,37 @@ impl Guest {
             e.index().call_extension_skill_md(s, index.0, skill_path)
         });
         self.typed(&format!("rendering SKILL.md of {skill_path:?}"), r)
+    }
+
+    /// Set the operator's access rules on an index and check them (errors among the findings:
+    /// the engine keeps the earlier rules).
+    pub fn set_access(
+        &mut self,
+        index: IndexHandle,
+        rules: &[AccessRule],
+    ) -> anyhow::Result<Vec<AccessFinding>> {
+        let r = self.engine_call("index.set-access", |s, e| {
+            e.index().call_set_access(s, index.0, rules)
+        });
+        self.typed("setting the access rules", r)
+    }
+
+    /// The index as `caller` sees it: a new handle (drop it with [`Self::drop_index`]).
+    pub fn view(&mut self, index: IndexHandle, caller: &Caller) -> anyhow::Result<IndexHandle> {
+        let r = self.engine_call("index.view", |s, e| e.index().call_view(s, index.0, caller));
+        self.typed("taking the caller's view", r).map(IndexHandle)
+    }
+
+    /// The skills `caller` may not see, with the rules that select each.
+    pub fn hidden(
+        &mut self,
+        index: IndexHandle,
+        caller: &Caller,
+    ) -> anyhow::Result<Vec<HiddenSkill>> {
+        let r = self.engine_call("index.hidden", |s, e| {
+            e.index().call_hidden(s, index.0, caller)
+        });
+        self.typed("listing the hidden skills", r)
     }
 
     pub fn reports(&mut self, index: IndexHandle) -> anyhow::Result<Vec<FileReport>> {

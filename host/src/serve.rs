@@ -42,6 +42,12 @@ pub trait Transport {
         Ok(())
     }
 
+    /// Whether requests without a verified identity come from strangers (HTTP on a
+    /// non-loopback address: anonymous callers) rather than the local operator.
+    fn public(&self) -> bool {
+        false
+    }
+
     /// Serve until the client goes away, `stop` resolves, or the index fails.
     fn serve(self, index: Index, stop: Stop) -> impl Future<Output = Result<()>>;
 }
@@ -62,10 +68,12 @@ pub fn announce(loaded: &Loaded) {
 /// Serve `loaded` over `transport` until it ends or SIGINT / SIGTERM; analytics are flushed
 /// on the way out. `git`: the git sources, already synced ([`crate::git::start_blocking`]),
 /// reindexed on update and refreshed every `refresh.interval` when `refresh.enabled`.
+/// `reload`: what SIGHUP reads again ([`crate::access::Reload`]).
 pub fn run<T: Transport>(
     loaded: &Loaded,
     git: Option<Arc<GitSync>>,
     mut transport: T,
+    reload: Option<crate::access::Reload>,
 ) -> Result<()> {
     announce(loaded);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -87,6 +95,7 @@ pub fn run<T: Transport>(
     let services = Services {
         analytics: analytics.clone(),
         git: git.clone(),
+        public_http: transport.public(),
         ..Services::default()
     };
     let ready = transport.ready();
@@ -113,6 +122,10 @@ pub fn run<T: Transport>(
                     }
                 };
                 let _ = index_tx.send(Ok(server.clone()));
+                if let Some(reload) = reload {
+                    let roots = loaded.roots.clone();
+                    tokio::spawn(crate::access::on_hangup(server.clone(), reload, roots));
+                }
                 let _fresh = keep_fresh(&loaded, git, server).await;
                 std::future::pending::<()>().await
             }

@@ -141,10 +141,25 @@ export declare class Engine {
   buildIndex(roots: Root[], config?: EngineConfig): Index;
 }
 
-/** A finished index. After a trap it is rebuilt (from its roots) on its next use. */
-export declare class Index {
-  /** Files whose `read` threw while building (left out; the engine reports them too). */
-  readErrors: { root: number; path: string; error: string }[];
+/** One access rule (`access.rules[i]` of the operator's configuration); lists left out are empty. */
+export interface AccessRule {
+  /** Globs over skill paths: `finance/**` selects `finance` and everything below it. */
+  skills?: string[];
+  /** Names of roots (the `name` of a root given to `buildIndex`). */
+  roots?: string[];
+  groups?: string[];
+  subjects?: string[];
+  scopes?: string[];
+}
+/** Who is asking: `'unrestricted'` sees everything; an identity (`{}` is anonymous). */
+export type Caller = 'unrestricted' | { subject?: string; groups?: string[]; scopes?: string[] };
+/** A finding on the rules, keyed like the configuration (`access.rules[2].skills[0]`). */
+export interface AccessFinding { key: string; severity: Severity; message: string }
+/** A skill hidden from a caller, with the indices of the rules that select it. */
+export interface HiddenSkill { path: string; rules: number[] }
+
+/** The questions a finished index, or a view of one, answers. */
+export declare class IndexQueries {
   readonly size: number;
   search(query: string, limit?: number): SearchHit[];
   explain(query: string, skillPath: string): Explanation;
@@ -164,6 +179,25 @@ export declare class Index {
   diagnostics(): Diagnostic[];
   /** Rank a draft among this collection, as if added (or replacing the skill of its path), without a rebuild. */
   scoreDraft(path: string, contents: string | Uint8Array, requests: string[], limit?: number): DraftRanking;
+}
+
+/** A finished index. After a trap it is rebuilt (from its roots) on its next use. */
+export declare class Index extends IndexQueries {
+  /** Files whose `read` threw while building (left out; the engine reports them too). */
+  readErrors: { root: number; path: string; error: string }[];
+  /**
+   * Set the operator's access rules and check them (findings keyed like the configuration,
+   * `access.rules[0].skills[1]`); with an `error` finding the rules are not applied.
+   */
+  setAccess(rules: AccessRule[]): AccessFinding[];
+  /** The index as `caller` sees it: every query answers as if the skills hidden from it did not exist. */
+  view(caller: Caller): IndexView;
+  /** The skills `caller` may not see, with the indices of the rules selecting each. */
+  hidden(caller: Caller): HiddenSkill[];
+}
+
+/** An index as one caller sees it (`Index.view`): the same queries, among its skills only. */
+export declare class IndexView extends IndexQueries {
 }
 
 /** A root held in memory. */

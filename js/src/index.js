@@ -232,8 +232,79 @@ export class Engine {
   }
 }
 
+/** The questions a finished index, or a view of one, answers. */
+export class IndexQueries {
+  /** Number of skills. */
+  get size() { return this._query('len'); }
+  /** Ranked results, best first: `{skillPath, name, description, score, matched}`. */
+  search(query, limit = 10) { return this._query('search', query, limit); }
+  /** Per-field, per-term account of one skill's score for a query. */
+  explain(query, skillPath) { return this._query('explain', query, skillPath); }
+  /** Route a request: `{outcome: 'no-match'}`, `{outcome: 'ambiguous', candidates}` or `{outcome: 'matched', hit}`. */
+  route(context) {
+    const o = this._query('route', context);
+    if (o.tag === 'matched') return { outcome: 'matched', hit: o.val };
+    if (o.tag === 'ambiguous') return { outcome: 'ambiguous', candidates: o.val };
+    return { outcome: 'no-match' };
+  }
+  /** Content with inheritance applied, and every asset and script. */
+  resolve(skillPath) { return this._query('resolve', skillPath); }
+  /** One skill by skill path or unique name. */
+  get(pathOrName) { return this._query('get', pathOrName); }
+  /** Closest skill paths to a mistyped one. */
+  suggest(pathOrName, limit = 3) { return this._query('suggest', pathOrName, limit); }
+  /** Every skill, sorted by skill path. */
+  skills() { return this._query('skills'); }
+  /** A page of `{skillPath, name, description}`. */
+  summaries(start = 0, count = 100) { return this._query('summaries', start, count); }
+  /** The skill tree (flattened; `children` are indexes), optionally below `path`. */
+  list(path) { return this._query('tree', path); }
+  /** Which file an asset or script request refers to. */
+  locateAsset(skillPath, file) { return this._query('locateAsset', skillPath, file); }
+  /** Every file of a skill, `SKILL.md` first. */
+  manifest(skillPath) { return this._query('manifest', skillPath); }
+  /**
+   * The `SKILL.md` the Skills extension serves for a skill (by skill path), as text: the file
+   * with `name` set to the served name (generated for a hierarchical skill).
+   */
+  skillMd(skillPath) {
+    return new TextDecoder().decode(this._query('extensionSkillMd', skillPath).bytes);
+  }
+  /** Every examined file with its findings (what `skills-mcp validate` prints). */
+  lint() { return this._query('reports'); }
+  /** Only the findings. */
+  diagnostics() { return this._query('diagnostics'); }
+  /**
+   * Rank a draft skill among this collection for each request, as if it were added to it
+   * (replacing the skill of the same path), without rebuilding it.
+   */
+  scoreDraft(path, contents, requests, limit = 10) {
+    return this._query('scoreDraft', path, toBytes(contents), requests, limit);
+  }
+}
+
+function toList(xs) {
+  return (xs ?? []).map(String);
+}
+
+function toRule(r) {
+  return {
+    skills: toList(r.skills), roots: toList(r.roots), groups: toList(r.groups),
+    subjects: toList(r.subjects), scopes: toList(r.scopes),
+  };
+}
+
+function toCaller(c) {
+  if (c === 'unrestricted') return { tag: 'unrestricted' };
+  const id = c ?? {};
+  return {
+    tag: 'identity',
+    val: { subject: id.subject == null ? undefined : String(id.subject), groups: toList(id.groups), scopes: toList(id.scopes) },
+  };
+}
+
 /** A finished index of some roots. */
-export class Index {
+export class Index extends IndexQueries {
   #engine;
   #roots;
   #config;
@@ -242,7 +313,11 @@ export class Index {
   /** Files that could not be read while building: `{root, path, error}`. */
   readErrors = [];
 
+  #rules = null;
+  #builds = 0;
+
   constructor(engine, roots, config) {
+    super();
     this.#engine = engine;
     this.#roots = roots.map((r) => ({ name: String(r.name ?? ''), entries: r.entries ?? [], read: r.read }));
     this.#config = config;
@@ -294,62 +369,83 @@ export class Index {
       flush();
     });
     this.#engine._call(this, () => exported(handle, 'finish')());
+    // Rules set earlier apply to the rebuilt index too (they were accepted then).
+    if (this.#rules !== null) {
+      const rules = this.#rules;
+      this.#engine._call(this, () => exported(handle, 'setAccess')(rules));
+    }
     this.#handle = handle;
+    this.#builds += 1;
   }
 
-  /** Call the export `name` of this index's handle with `args` (rebuilt first after a trap). */
-  #call(name, ...args) {
-    if (this.#handle === null || this.#generation !== this.#engine._generation) this.#build();
+  /** @internal Call the export `name` of this index's handle with `args` (rebuilt first after a trap). */
+  _query(name, ...args) {
+    this._current();
     const handle = this.#handle;
     return this.#engine._call(this, () => exported(handle, name)(...args));
   }
 
-  /** Number of skills. */
-  get size() { return this.#call('len'); }
-  /** Ranked results, best first: `{skillPath, name, description, score, matched}`. */
-  search(query, limit = 10) { return this.#call('search', query, limit); }
-  /** Per-field, per-term account of one skill's score for a query. */
-  explain(query, skillPath) { return this.#call('explain', query, skillPath); }
-  /** Route a request: `{outcome: 'no-match'}`, `{outcome: 'ambiguous', candidates}` or `{outcome: 'matched', hit}`. */
-  route(context) {
-    const o = this.#call('route', context);
-    if (o.tag === 'matched') return { outcome: 'matched', hit: o.val };
-    if (o.tag === 'ambiguous') return { outcome: 'ambiguous', candidates: o.val };
-    return { outcome: 'no-match' };
+  /** @internal The index made current (rebuilt after a trap); how many builds it took so far. */
+  _current() {
+    if (this.#handle === null || this.#generation !== this.#engine._generation) this.#build();
+    return this.#builds;
   }
-  /** Content with inheritance applied, and every asset and script. */
-  resolve(skillPath) { return this.#call('resolve', skillPath); }
-  /** One skill by skill path or unique name. */
-  get(pathOrName) { return this.#call('get', pathOrName); }
-  /** Closest skill paths to a mistyped one. */
-  suggest(pathOrName, limit = 3) { return this.#call('suggest', pathOrName, limit); }
-  /** Every skill, sorted by skill path. */
-  skills() { return this.#call('skills'); }
-  /** A page of `{skillPath, name, description}`. */
-  summaries(start = 0, count = 100) { return this.#call('summaries', start, count); }
-  /** The skill tree (flattened; `children` are indexes), optionally below `path`. */
-  list(path) { return this.#call('tree', path); }
-  /** Which file an asset or script request refers to. */
-  locateAsset(skillPath, file) { return this.#call('locateAsset', skillPath, file); }
-  /** Every file of a skill, `SKILL.md` first. */
-  manifest(skillPath) { return this.#call('manifest', skillPath); }
-  /**
-   * The `SKILL.md` the Skills extension serves for a skill (by skill path), as text: the file
-   * with `name` set to the served name (generated for a hierarchical skill).
-   */
-  skillMd(skillPath) {
-    return new TextDecoder().decode(this.#call('extensionSkillMd', skillPath).bytes);
+
+  /** @internal Run `f` on the engine for this index. */
+  _run(f) {
+    return this.#engine._call(this, f);
   }
-  /** Every examined file with its findings (what `skills-mcp validate` prints). */
-  lint() { return this.#call('reports'); }
-  /** Only the findings. */
-  diagnostics() { return this.#call('diagnostics'); }
+
   /**
-   * Rank a draft skill among this collection for each request, as if it were added to it
-   * (replacing the skill of the same path), without rebuilding it.
+   * Set the operator's access rules (`[{skills, roots, groups, subjects, scopes}]`, lists of
+   * strings, any left out empty) and check them: `[{key, severity, message}]`, keyed like the
+   * configuration (`access.rules[0].skills[1]`). With an `error` finding the rules are not
+   * applied. Rules apply to `view`s made afterwards (and to this index after a rebuild).
    */
-  scoreDraft(path, contents, requests, limit = 10) {
-    return this.#call('scoreDraft', path, toBytes(contents), requests, limit);
+  setAccess(rules) {
+    const converted = rules.map(toRule);
+    const findings = this._query('setAccess', converted);
+    if (!findings.some((f) => f.severity === 'error')) this.#rules = converted;
+    return findings;
+  }
+
+  /**
+   * The index as `caller` sees it (`'unrestricted'`, or `{subject, groups, scopes}`; `{}` is
+   * anonymous): every query answers as if the skills hidden from it did not exist.
+   */
+  view(caller) {
+    return new IndexView(this, toCaller(caller));
+  }
+
+  /** The skills `caller` may not see: `[{path, rules}]` (indices of the rules selecting each). */
+  hidden(caller) {
+    return this._query('hidden', toCaller(caller)).map((h) => ({ path: h.path, rules: Array.from(h.rules) }));
+  }
+
+}
+
+/** An index as one caller sees it (`Index.view`); made again after the index is rebuilt. */
+export class IndexView extends IndexQueries {
+  #index;
+  #caller;
+  #handle = null;
+  #builds = -1;
+
+  constructor(index, caller) {
+    super();
+    this.#index = index;
+    this.#caller = caller;
+  }
+
+  /** @internal */
+  _query(name, ...args) {
+    const builds = this.#index._current();
+    if (this.#handle === null || this.#builds !== builds) {
+      this.#handle = this.#index._query('view', this.#caller);
+      this.#builds = builds;
+    }
+    const handle = this.#handle;
+    return this.#index._run(() => exported(handle, name)(...args));
   }
 }
 

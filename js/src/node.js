@@ -53,5 +53,5 @@ export async function fromDirectory(dir, options = {}) {
   };
 }
 
-export { loadEngine, fromFiles, EngineError, Engine, Index, DEFAULT_CONFIG } from './index.js';
+export { loadEngine, fromFiles, EngineError, Engine, Index, IndexQueries, IndexView, DEFAULT_CONFIG } from './index.js';
 export { walkRoot } from './walk.js';

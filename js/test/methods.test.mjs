@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import {
-  loadEngine, fromDirectory, fromFiles, EngineError, Engine, Index, DEFAULT_CONFIG, walkRoot,
+  loadEngine, fromDirectory, fromFiles, EngineError, Engine, Index, IndexQueries, IndexView, DEFAULT_CONFIG, walkRoot,
 } from '../src/node.js';
 
 const skills = fileURLToPath(new URL('../../skills', import.meta.url));
@@ -212,6 +212,59 @@ test('Engine.walkFolder and walkRoot: one folder by the engine, a whole root ove
   assert.deepEqual(walk.findings, []);
   assert.equal(walk.truncated, false);
   assert.equal(walk.tooDeep, false);
+});
+
+test('Index: setAccess, view, hidden; an IndexView answers among the visible skills', async () => {
+  const { engine } = await bundled();
+  const hier = (d, k, body) => `---\ndescription: ${d}\nkeywords: [${k}]\n---\n${body}\n`;
+  const main = fromFiles('main', [
+    { path: 'ui/forms.md', text: hier('Build accessible forms', 'forms', 'Forms') },
+    { path: 'finance/_index.md', text: hier('Finance zanzibar rules', 'finance', 'FINANCE-PARENT') },
+    { path: 'finance/ledger.md', text: hier('Reconcile the zanzibar ledger', 'ledger, reconcile', 'Ledger') },
+  ]);
+  const hr = fromFiles('hr-handbook', [
+    { path: 'leave/SKILL.md', text: '---\nname: leave\ndescription: Request quokka leave\n---\nLeave\n' },
+  ]);
+  const index = engine.buildIndex([main, hr]);
+  // Errors: not applied (and keyed like the configuration).
+  const bad = index.setAccess([{ skills: ['a//b'], roots: ['nope'], groups: ['x'] }]);
+  assert.deepEqual(bad.map((f) => [f.key, f.severity]), [
+    ['access.rules[0].skills[0]', 'error'], ['access.rules[0].roots[0]', 'error'],
+  ]);
+  assert.equal(index.view({}).size, 4, 'no rules applied: everyone sees everything');
+  assert.deepEqual(index.setAccess([
+    { skills: ['finance/**'], groups: ['finance'] },
+    { roots: ['hr-handbook'], subjects: ['alice'] },
+  ]), []);
+  const finance = index.view({ subject: 'bob', groups: ['finance'] });
+  const alice = index.view({ subject: 'alice' });
+  assert.ok(finance instanceof IndexView && finance instanceof IndexQueries && index instanceof IndexQueries);
+  assert.deepEqual(finance.skills().map((s) => s.skillPath), ['finance/_index', 'finance/ledger', 'ui/forms']);
+  assert.deepEqual(alice.summaries().map((s) => s.skillPath), ['leave', 'ui/forms']);
+  assert.equal(index.view('unrestricted').size, 4);
+  assert.equal(alice.size, 2);
+  assert.equal(finance.search('reconcile ledger', 5)[0].skillPath, 'finance/ledger');
+  assert.deepEqual(alice.search('zanzibar ledger', 5), []);
+  assert.equal(alice.route('reconcile the zanzibar ledger').outcome, 'no-match');
+  assert.equal(finance.route('reconcile the zanzibar ledger').hit.skillPath, 'finance/ledger');
+  assert.equal(alice.get('leave').skillPath, 'leave');
+  assert.throws(() => finance.get('leave'), (e) => e instanceof EngineError && e.kind === 'not-found');
+  assert.ok(alice.suggest('finance/ledgr', 5).every((p) => !p.startsWith('finance')));
+  assert.ok(finance.resolve('finance/ledger').content.includes('FINANCE-PARENT'));
+  assert.throws(() => alice.resolve('finance/ledger'), (e) => e.kind === 'not-found');
+  assert.ok(alice.list().every((n) => !n.path.startsWith('finance')));
+  assert.throws(() => alice.locateAsset('finance/ledger', 'x.csv'), (e) => e.kind === 'not-found');
+  assert.equal(alice.manifest('leave')[0].relative, 'SKILL.md');
+  assert.match(alice.skillMd('leave'), /quokka/);
+  assert.ok(finance.explain('ledger', 'finance/ledger').score > 0);
+  assert.ok(alice.lint().every((r) => !r.path.startsWith('finance')));
+  assert.ok(alice.diagnostics().every((d) => !d.path.startsWith('finance')));
+  const draft = alice.scoreDraft('ui/draft.md', hier('Draft ledger', 'ledger', 'x'), ['ledger'], 5);
+  assert.ok(draft.requests[0].above.every((r) => !r.skillPath.startsWith('finance')));
+  assert.deepEqual(index.hidden({ subject: 'alice' }), [
+    { path: 'finance/_index', rules: [0] }, { path: 'finance/ledger', rules: [0] },
+  ]);
+  assert.deepEqual(index.hidden('unrestricted'), []);
 });
 
 test('every method and property of the package types is called in this file', () => {

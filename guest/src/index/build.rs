@@ -17,14 +17,16 @@ impl Index {
         }
         let mut to_read = Vec::with_capacity(d.to_read.len());
         for (path, role) in d.to_read {
-            self.report(root, &path);
+            self.report(root, &path).role = Some(role.clone());
             self.pending.insert((root, path.clone()), role);
             to_read.push(path);
         }
-        self.roots.push(RootData {
-            name: name.to_owned(),
-            listing: d.listing,
-        });
+        Arc::get_mut(&mut self.roots)
+            .expect("a building index shares no roots")
+            .push(RootData {
+                name: name.to_owned(),
+                listing: d.listing,
+            });
         Ok(to_read)
     }
 
@@ -469,130 +471,165 @@ impl Index {
             }
             kept.push((doc, meta, analysed));
         }
-        let mut all = kept;
-        // Shadowing: per skill path, the latest root wins; within a root, an Agent Skills
-        // folder wins, then the first file in byte order.
-        all.sort_by(|(da, ma, _), (db, mb, _)| {
-            bytes::cmp_str(&da.skill_path, &db.skill_path)
-                .then(mb.root.cmp(&ma.root))
-                .then(
-                    (ma.shape != SkillShape::AgentSkill).cmp(&(mb.shape != SkillShape::AgentSkill)),
-                )
-                .then_with(|| bytes::cmp_str(&ma.file, &mb.file))
-        });
-        let mut docs: Vec<SearchDoc> = Vec::with_capacity(all.len());
-        let mut metas: Vec<Meta> = Vec::with_capacity(all.len());
-        let mut analysed: Vec<Analysed> = Vec::with_capacity(all.len());
-        for (doc, meta, a) in all {
-            if let Some(winner) = docs
-                .last()
-                .filter(|w| bytes::eq_str(&w.skill_path, &doc.skill_path))
-            {
-                let w = metas.last().expect("parallel vectors");
-                let (wroot, wfile, p) = (w.root, w.file.clone(), winner.skill_path.clone());
-                if w.root != meta.root {
-                    let wname = self.roots[wroot as usize].name.clone();
-                    let lname = self.roots[meta.root as usize].name.clone();
-                    self.report(meta.root, &meta.file).notes.push(Note::new(
-                        None,
-                        Severity::Warning,
-                        format!(
-                            "shadowed by root {wroot} (`{wname}`) file `{wfile}`, which defines the same skill path `{p}` and takes precedence"
-                        ),
-                    ));
-                    self.report(wroot, &wfile).notes.push(Note::new(
-                        None,
-                        Severity::Info,
-                        format!(
-                            "shadows root {} (`{lname}`) file `{}`, which defines the same skill path `{p}`",
-                            meta.root, meta.file
-                        ),
-                    ));
-                } else {
-                    self.report(meta.root, &meta.file).notes.push(Note::new(
-                        None,
-                        Severity::Warning,
-                        format!("duplicate skill path `{p}`: `{wfile}` defines it too and is used"),
-                    ));
-                }
-                continue;
-            }
-            docs.push(doc);
-            metas.push(meta);
-            analysed.push(a);
+        let a = assemble(&self.roots, kept, builder);
+        for (root, file, note) in a.notes {
+            self.report(root, &file).notes.push(note);
         }
-        // Parents (missing intermediates walked over).
-        for i in 0..docs.len() {
-            let parent = paths::resolve_parent(&docs[i].skill_path, |p| {
-                docs.binary_search_by(|d| bytes::cmp_str(&d.skill_path, p))
-                    .is_ok()
-            });
-            metas[i].parent = parent.and_then(|p| {
-                docs.binary_search_by(|d| bytes::cmp_str(&d.skill_path, &p))
-                    .ok()
-            });
-        }
-        // Duplicate names (Agent Skills names, and names given explicitly).
-        let mut by_name: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-        for (i, (d, m)) in docs.iter().zip(&metas).enumerate() {
-            if m.shape == SkillShape::AgentSkill || m.explicit_name {
-                by_name.entry(d.name.to_lowercase()).or_default().push(i);
-            }
-        }
-        for (name, group) in by_name.into_iter().filter(|(_, g)| g.len() > 1) {
-            for &i in &group {
-                let others: Vec<String> = group
-                    .iter()
-                    .filter(|&&j| j != i)
-                    .map(|&j| format!("`{}`", docs[j].skill_path))
-                    .collect();
-                let (root, file) = (metas[i].root, metas[i].file.clone());
-                self.report(root, &file).notes.push(Note::new(
+        self.extension = OnceLock::from(a.extension);
+        self.search_index = Some(a.search);
+        self.docs = a.docs;
+        self.metas = a.metas;
+        self.finished = true;
+        Ok(())
+    }
+}
+
+/// What the build makes of the skill files that passed the resource-folder rule: shadowing
+/// across roots, parents, duplicate names, the Skills extension's names, and the search
+/// structures. `finish` runs it over every such file; a view (`view`) over the visible ones,
+/// so that a view is exactly the index of its files.
+pub(super) struct Assembled {
+    pub(super) docs: Vec<SearchDoc>,
+    pub(super) metas: Vec<Meta>,
+    pub(super) search: SearchIndex,
+    pub(super) extension: ExtensionMap,
+    /// Findings on files, (root, file, finding), in the order made.
+    pub(super) notes: Vec<(u32, String, Note)>,
+}
+
+/// See [`Assembled`]; `builder` analysed the documents of `all`.
+pub(super) fn assemble(
+    roots: &[RootData],
+    mut all: Vec<(SearchDoc, Meta, Analysed)>,
+    builder: rank::Builder,
+) -> Assembled {
+    let mut notes: Vec<(u32, String, Note)> = Vec::new();
+    // Shadowing: per skill path, the latest root wins; within a root, an Agent Skills
+    // folder wins, then the first file in byte order.
+    all.sort_by(|(da, ma, _), (db, mb, _)| {
+        bytes::cmp_str(&da.skill_path, &db.skill_path)
+            .then(mb.root.cmp(&ma.root))
+            .then((ma.shape != SkillShape::AgentSkill).cmp(&(mb.shape != SkillShape::AgentSkill)))
+            .then_with(|| bytes::cmp_str(&ma.file, &mb.file))
+    });
+    let mut docs: Vec<SearchDoc> = Vec::with_capacity(all.len());
+    let mut metas: Vec<Meta> = Vec::with_capacity(all.len());
+    let mut analysed: Vec<Analysed> = Vec::with_capacity(all.len());
+    for (doc, meta, a) in all {
+        if let Some(winner) = docs
+            .last()
+            .filter(|w| bytes::eq_str(&w.skill_path, &doc.skill_path))
+        {
+            let w = metas.last().expect("parallel vectors");
+            let (wroot, wfile, p) = (w.root, w.file.clone(), winner.skill_path.clone());
+            if w.root != meta.root {
+                let wname = roots[wroot as usize].name.clone();
+                let lname = roots[meta.root as usize].name.clone();
+                notes.push((meta.root, meta.file.clone(), Note::new(
                     None,
                     Severity::Warning,
                     format!(
-                        "the name `{name}` is also used by {}; asking for this name is ambiguous, use the skill path",
-                        others.join(", ")
+                        "shadowed by root {wroot} (`{wname}`) file `{wfile}`, which defines the same skill path `{p}` and takes precedence"
                     ),
-                ));
-            }
-        }
-        // The Skills extension's names (see `crate::extension`): renamed and left-out skills.
-        let map = ExtensionMap::new(docs.iter().map(|d| d.skill_path.as_str()));
-        for (i, m) in metas.iter().enumerate() {
-            let note = match (map.ext_path(i), map.kinds[i]) {
-                (Ok(ext), Some(Kind::Derived)) => Note::new(
+                )));
+                notes.push((wroot, wfile.clone(), Note::new(
                     None,
                     Severity::Info,
                     format!(
-                        "the Skills extension lists it as `skill://{ext}/SKILL.md` (name `{}`): its last path segment is not a valid skill name; the tools serve it as `{}`",
-                        extension::name_of(ext),
-                        docs[i].skill_path
+                        "shadows root {} (`{lname}`) file `{}`, which defines the same skill path `{p}`",
+                        meta.root, meta.file
                     ),
-                ),
-                (Err(why), _) => Note::new(
-                    None,
-                    Severity::Warning,
-                    format!(
-                        "left out of the Skills extension (`skills/list`, `skill://` resources): {why}; the tools still serve it as `{}`",
-                        docs[i].skill_path
+                )));
+            } else {
+                notes.push((
+                    meta.root,
+                    meta.file.clone(),
+                    Note::new(
+                        None,
+                        Severity::Warning,
+                        format!("duplicate skill path `{p}`: `{wfile}` defines it too and is used"),
                     ),
-                ),
-                _ => continue,
-            };
-            let (root, file) = (m.root, m.file.clone());
-            self.report(root, &file).notes.push(note);
+                ));
+            }
+            continue;
         }
-        self.extension = OnceLock::from(map);
-        self.search_index = Some(builder.build(
-            analysed,
-            docs.iter().map(|d| d.skill_path.clone()).collect(),
-            docs.iter().map(|d| d.priority).collect(),
-        ));
-        self.docs = docs;
-        self.metas = metas;
-        self.finished = true;
-        Ok(())
+        docs.push(doc);
+        metas.push(meta);
+        analysed.push(a);
+    }
+    // Parents (missing intermediates walked over).
+    for i in 0..docs.len() {
+        let parent = paths::resolve_parent(&docs[i].skill_path, |p| {
+            docs.binary_search_by(|d| bytes::cmp_str(&d.skill_path, p))
+                .is_ok()
+        });
+        metas[i].parent = parent.and_then(|p| {
+            docs.binary_search_by(|d| bytes::cmp_str(&d.skill_path, &p))
+                .ok()
+        });
+    }
+    // Duplicate names (Agent Skills names, and names given explicitly).
+    let mut by_name: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, (d, m)) in docs.iter().zip(&metas).enumerate() {
+        if m.shape == SkillShape::AgentSkill || m.explicit_name {
+            by_name.entry(d.name.to_lowercase()).or_default().push(i);
+        }
+    }
+    for (name, group) in by_name.into_iter().filter(|(_, g)| g.len() > 1) {
+        for &i in &group {
+            let others: Vec<String> = group
+                .iter()
+                .filter(|&&j| j != i)
+                .map(|&j| format!("`{}`", docs[j].skill_path))
+                .collect();
+            let (root, file) = (metas[i].root, metas[i].file.clone());
+            notes.push((root, file, Note::new(
+                None,
+                Severity::Warning,
+                format!(
+                    "the name `{name}` is also used by {}; asking for this name is ambiguous, use the skill path",
+                    others.join(", ")
+                ),
+            )));
+        }
+    }
+    // The Skills extension's names (see `crate::extension`): renamed and left-out skills.
+    let map = ExtensionMap::new(docs.iter().map(|d| d.skill_path.as_str()));
+    for (i, m) in metas.iter().enumerate() {
+        let note = match (map.ext_path(i), map.kinds[i]) {
+            (Ok(ext), Some(Kind::Derived)) => Note::new(
+                None,
+                Severity::Info,
+                format!(
+                    "the Skills extension lists it as `skill://{ext}/SKILL.md` (name `{}`): its last path segment is not a valid skill name; the tools serve it as `{}`",
+                    extension::name_of(ext),
+                    docs[i].skill_path
+                ),
+            ),
+            (Err(why), _) => Note::new(
+                None,
+                Severity::Warning,
+                format!(
+                    "left out of the Skills extension (`skills/list`, `skill://` resources): {why}; the tools still serve it as `{}`",
+                    docs[i].skill_path
+                ),
+            ),
+            _ => continue,
+        };
+        let (root, file) = (m.root, m.file.clone());
+        notes.push((root, file, note));
+    }
+    let search = builder.build(
+        analysed,
+        docs.iter().map(|d| d.skill_path.clone()).collect(),
+        docs.iter().map(|d| d.priority).collect(),
+    );
+    Assembled {
+        docs,
+        metas,
+        search,
+        extension: map,
+        notes,
     }
 }
 

@@ -12,6 +12,7 @@
 //! for the engine that wrote it; a host keys its cache by the component.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use super::{Index, Meta, Report, RootData};
 use crate::bytes;
@@ -21,7 +22,7 @@ use crate::rank::{SearchDoc, SearchIndex};
 
 /// Names this format; bump [`VERSION`] whenever a snapshotted type changes.
 const MAGIC: &str = "skills-engine index snapshot";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 
 /// The first section.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -56,6 +57,11 @@ impl Index {
     /// Number of sections [`Index::snapshot_section`] gives; `NotReady` before `finish`.
     pub fn snapshot_sections(&self) -> Result<u32, Error> {
         self.ready()?;
+        if self.access.is_none() {
+            return Err(Error::InvalidArgument(
+                "snapshot-sections: a view has no snapshot; snapshot the full index".into(),
+            ));
+        }
         Ok(section_count(self.roots.len() as u32))
     }
 
@@ -175,7 +181,7 @@ impl Index {
         if n + 1 == count {
             let r = *self.restoring.take().expect("checked above");
             check(&r)?;
-            self.roots = r.roots;
+            self.roots = Arc::new(r.roots);
             self.reports = r.reports;
             self.docs = r.docs;
             self.metas = r.metas;

@@ -8,13 +8,13 @@ use std::collections::HashMap;
 type MemRoot = (String, Vec<(String, Vec<u8>)>);
 
 /// Files in memory, per root.
-#[derive(Default)]
-struct Mem {
+#[derive(Default, Clone)]
+pub(super) struct Mem {
     roots: Vec<MemRoot>,
 }
 
 impl Mem {
-    fn root(mut self, name: &str, files: &[(&str, &str)]) -> Self {
+    pub(super) fn root(mut self, name: &str, files: &[(&str, &str)]) -> Self {
         self.roots.push((
             name.into(),
             files
@@ -26,7 +26,7 @@ impl Mem {
     }
 
     /// Register every root and its files in `idx` (the caller finishes).
-    fn add_to(&self, idx: &mut Index) {
+    pub(super) fn add_to(&self, idx: &mut Index) {
         for (root, (name, files)) in self.roots.iter().enumerate() {
             let listing = files
                 .iter()
@@ -58,7 +58,7 @@ impl Mem {
         idx
     }
 
-    fn index(&self) -> Index {
+    pub(super) fn index(&self) -> Index {
         self.index_with(EngineConfig::default())
     }
 }

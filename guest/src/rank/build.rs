@@ -61,7 +61,7 @@ impl Analysed {
 /// Builds a [`SearchIndex`]: [`Builder::analyse`] each document as it arrives (only the
 /// compact [`Analysed`] form needs to be kept, not its text), then [`Builder::build`] with the
 /// documents in their final order.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Builder {
     params: Params,
     pub(super) analyzer: Analyzer,

@@ -377,7 +377,7 @@ impl Recent {
 /// byte-class table as the bytes go by and looked up in place (lowercased first only when they
 /// hold capitals); a chunk holding a non-ASCII character other than whitespace is split
 /// character by character ([`split_chunk`]).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Analyzer {
     /// Lowercase words seen, and their terms.
     words: WordCache,

@@ -95,7 +95,7 @@ impl Builder<'_> {
             let listing = &listings[i];
             stats.entries += listing.entries.len();
             let wanted = guest
-                .add_root(index, &spec.name, &listing.entries)
+                .add_root(index, &spec.engine_name, &listing.entries)
                 .with_context(|| format!("registering the root {}", spec.name))?;
             let Some(dir) = roots.dirs[i].as_ref() else {
                 continue;
@@ -174,7 +174,7 @@ impl Builder<'_> {
         stats.files_excluded = excluded.len();
         stats.millis = started.elapsed().as_millis() as u64;
         Ok(Built {
-            live: Live { guest, index },
+            live: Live::new(guest, index),
             stats,
             host_reports,
         })
@@ -214,7 +214,7 @@ impl Builder<'_> {
             ..BuildStats::default()
         };
         Ok(Some(Built {
-            live: Live { guest, index },
+            live: Live::new(guest, index),
             stats,
             host_reports: Vec::new(),
         }))
@@ -274,7 +274,7 @@ fn snapshot(
             .zip(&roots.dirs)
             .map(|((spec, l), dir)| {
                 (
-                    spec.name.as_str(),
+                    spec.engine_name.as_str(),
                     spec.path.as_path(),
                     dir.as_ref().map(|_| &l.print),
                 )

@@ -111,7 +111,9 @@ sources:
   # Use ~/.claude/skills, ~/.agents/skills, ./.claude/skills, ./.agents/skills and ./skills
   # when they exist.
   default_roots: true
-  # More skill roots, after the standard ones (SKILLS_DIR and --root come after these).
+  # More skill roots, after the standard ones (SKILLS_DIR and --root come after these): a
+  # path, or `{path: DIR, name: NAME}` naming it for access rules (default: the folder's name;
+  # names are unique, a repeated derived name gets -2, -3...).
   roots: []
   # Git URL of a skills repository (SKILLS_REPO); empty for none.
   repo: ""
@@ -119,8 +121,9 @@ sources:
   branch: main
   # Folder of the repository holding the skills (default: skills/ when it exists, else the root).
   # subpath: skills
-  # More git repositories, after `repo`, each with url, branch, subpath and token_env (the
-  # variable holding its token; default GITHUB_TOKEN). Tokens never go in a file.
+  # More git repositories, after `repo`, each with url, branch, subpath, token_env (the
+  # variable holding its token; default GITHUB_TOKEN; tokens never go in a file) and name (for
+  # access rules; default: the repository's name).
   repos: []
 
 # Git checkouts (one folder per source; skills are served from an immutable snapshot per commit).
@@ -208,6 +211,24 @@ auth:
     run: skills:run
     # Refreshing sources (`refresh_skills`).
     refresh: skills:refresh
+
+# Who sees which skill (--config FILE only; ignored with a warning in a root's config.yaml).
+# SIGHUP re-reads it (and the token file): new rules apply, a bad file is refused.
+access:
+  # The JWT claim holding a caller's groups (a list or a space-separated string); a dotted
+  # path such as realm_access.roles reaches a nested claim.
+  groups_claim: groups
+  # The local operator's groups (stdio, HTTP on loopback without authentication), e.g.
+  # `local: {groups: [ops]}`; unset: the local operator sees every skill.
+  local:
+  # Rules: a skill no rule selects is visible to every caller; a skill some rule selects is
+  # visible only to callers one of those rules admits (any listed group, subject or scope).
+  # - skills: ["finance/**"]   # globs over skill paths (`finance/**`: finance and below)
+  #   roots: [hr-handbook]     # roots / git sources by name
+  #   groups: [finance]
+  #   subjects: [alice]
+  #   scopes: [skills:hr]      # a scope named here is a known scope for tokens
+  rules: []
 "#;
 
 /// The full default configuration, a comment on every key.

@@ -26,9 +26,10 @@ const ROOT_MAY_LOWER: [&str; 6] = [
 
 /// The sections a root's `config.yaml` is filtered in: there, a known key not allowed above is
 /// the operator's alone (`--config FILE`, the environment, flags).
-const FILTERED_SECTIONS: [&str; 9] = [
+const FILTERED_SECTIONS: [&str; 10] = [
     "server",
     "auth",
+    "access",
     "matching",
     "refresh",
     "scripts",

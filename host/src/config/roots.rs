@@ -31,6 +31,10 @@ pub struct RootSpec {
     /// The directory as given (made absolute).
     pub path: PathBuf,
     pub source: RootSource,
+    /// The name access rules know the root by (`access.rules[].roots`), given to the
+    /// engine's `add-root`: the configured `name`, else the folder's name (a git source: the
+    /// repository's name). Unique among the roots.
+    pub root_name: String,
 }
 
 impl RootSpec {
@@ -38,6 +42,30 @@ impl RootSpec {
     pub fn name(&self) -> String {
         self.path.display().to_string()
     }
+}
+
+/// Checks a root's or git source's `name`: 1 to 64 characters of `A-Z a-z 0-9 - _ .`, not
+/// starting with `.`.
+pub fn check_root_name(name: &str) -> Result<(), String> {
+    let ok = (1..=64).contains(&name.len())
+        && !name.starts_with('.')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "root name {name:?} is not allowed; allowed: 1 to 64 characters of A-Z a-z 0-9 - _ . (not starting with .)"
+        ))
+    }
+}
+
+/// The name of a folder root without a configured one: its last segment.
+fn folder_name(path: &std::path::Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string())
 }
 
 /// The skills embedded in the binary, unpacked read-only into the cache folder and checked (see
@@ -79,23 +107,38 @@ pub fn resolve_roots(
         standard.push(opts.cwd.join("skills"));
         for path in standard {
             if path.is_dir() {
-                roots.push(RootSpec {
-                    path,
-                    source: RootSource::Standard,
-                });
+                roots.push((
+                    RootSpec {
+                        root_name: folder_name(&path),
+                        path,
+                        source: RootSource::Standard,
+                    },
+                    false,
+                ));
             }
         }
     }
     for git in sources.git_sources() {
-        roots.push(RootSpec {
-            path: crate::git::root_path(&config.git, &git),
-            source: RootSource::Git,
-        });
+        roots.push((
+            RootSpec {
+                path: crate::git::root_path(&config.git, &git),
+                source: RootSource::Git,
+                root_name: git.root_name(),
+            },
+            git.name.is_some(),
+        ));
     }
     let explicit = sources
         .roots
         .iter()
-        .map(|p| (p.clone(), RootSource::Config, "sources.roots"))
+        .map(|r| {
+            (
+                r.path().clone(),
+                RootSource::Config,
+                "sources.roots",
+                r.name().map(str::to_string),
+            )
+        })
         .chain(
             opts.env
                 .get("SKILLS_DIR")
@@ -104,15 +147,15 @@ pub fn resolve_roots(
                 .unwrap_or_default()
                 .into_iter()
                 .filter(|p| !p.as_os_str().is_empty())
-                .map(|p| (p, RootSource::Env, "SKILLS_DIR")),
+                .map(|p| (p, RootSource::Env, "SKILLS_DIR", None)),
         )
         .chain(
             opts.roots
                 .iter()
-                .map(|p| (p.clone(), RootSource::Flag, "--root")),
+                .map(|p| (p.clone(), RootSource::Flag, "--root", None)),
         );
     let mut missing = Vec::new();
-    for (path, source, from) in explicit {
+    for (path, source, from, name) in explicit {
         let path = absolute(&opts.cwd, &path);
         if !path.is_dir() {
             missing.push(format!(
@@ -121,7 +164,16 @@ pub fn resolve_roots(
             ));
             continue;
         }
-        roots.push(RootSpec { path, source });
+        let named = name.is_some();
+        let root_name = name.unwrap_or_else(|| folder_name(&path));
+        roots.push((
+            RootSpec {
+                path,
+                source,
+                root_name,
+            },
+            named,
+        ));
     }
     if roots.is_empty() && !missing.is_empty() {
         bail!("no skill root to serve: {}", missing.join("; "));
@@ -134,22 +186,108 @@ pub fn resolve_roots(
             None => None,
         };
         if let Some(bundled) = bundled.filter(|d| d.is_dir()) {
-            roots.push(RootSpec {
-                path: bundled,
-                source: RootSource::Bundled,
-            });
+            roots.push((
+                RootSpec {
+                    path: bundled,
+                    source: RootSource::Bundled,
+                    root_name: "bundled".into(),
+                },
+                false,
+            ));
         }
     }
     // The same directory twice keeps its last place.
     let keys: Vec<PathBuf> = roots
         .iter()
-        .map(|r| r.path.canonicalize().unwrap_or_else(|_| r.path.clone()))
+        .map(|(r, _)| r.path.canonicalize().unwrap_or_else(|_| r.path.clone()))
         .collect();
-    let mut out = Vec::new();
+    let mut kept = Vec::new();
     for (i, root) in roots.into_iter().enumerate() {
         if !keys[i + 1..].contains(&keys[i]) {
-            out.push(root);
+            kept.push(root);
         }
     }
+    unique_names(kept)
+}
+
+/// Names are unique: a configured `name` given twice (or equal to another root's) is an
+/// error; a derived name equal to an earlier one gets `-2`, `-3`... (e.g. `~/.claude/skills`
+/// and `./skills` are `skills` and `skills-2`).
+fn unique_names(roots: Vec<(RootSpec, bool)>) -> Result<Vec<RootSpec>> {
+    let given: Vec<&str> = roots
+        .iter()
+        .filter(|(_, named)| *named)
+        .map(|(r, _)| r.root_name.as_str())
+        .collect();
+    for (i, name) in given.iter().enumerate() {
+        if given[..i].contains(name) {
+            bail!(
+                "invalid configuration: the root name {name:?} is given to two roots; allowed: a distinct `name` for each root and git source"
+            );
+        }
+    }
+    let given: Vec<String> = given.into_iter().map(str::to_string).collect();
+    let mut taken: Vec<String> = Vec::new();
+    let mut out = Vec::with_capacity(roots.len());
+    for (mut root, named) in roots {
+        if !named {
+            let base = root.root_name.clone();
+            let mut n = 1;
+            while taken.contains(&root.root_name) || given.contains(&root.root_name) {
+                n += 1;
+                root.root_name = format!("{base}-{n}");
+            }
+        }
+        taken.push(root.root_name.clone());
+        out.push(root);
+    }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn root(path: &str, name: &str, named: bool) -> (RootSpec, bool) {
+        (
+            RootSpec {
+                path: PathBuf::from(path),
+                source: RootSource::Config,
+                root_name: name.into(),
+            },
+            named,
+        )
+    }
+
+    #[test]
+    fn derived_names_are_made_unique_and_given_names_must_be() {
+        let names: Vec<String> = unique_names(vec![
+            root("/a/skills", "skills", false),
+            root("/b/skills", "skills", false),
+            root("/c/x", "skills-2", true),
+            root("/d/hr", "hr", false),
+        ])
+        .unwrap()
+        .into_iter()
+        .map(|r| r.root_name)
+        .collect();
+        assert_eq!(names, ["skills", "skills-3", "skills-2", "hr"]);
+        let e = unique_names(vec![root("/a", "hr", true), root("/b", "hr", true)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("the root name \"hr\" is given to two roots"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_root_name_is_a_short_plain_word() {
+        for ok in ["hr", "finance-repo", "a.b_c", "X1"] {
+            assert!(check_root_name(ok).is_ok(), "{ok}");
+        }
+        for bad in ["", ".hidden", "a b", "a/b", "é", &"x".repeat(65)] {
+            assert!(check_root_name(bad).is_err(), "{bad}");
+        }
+    }
 }

@@ -14,8 +14,10 @@ pub struct SourcesConfig {
     /// Use the standard roots (`~/.claude/skills`, `~/.agents/skills`, `./.claude/skills`,
     /// `./.agents/skills`, `./skills`) when they exist.
     pub default_roots: bool,
-    /// More roots, after the standard ones (relative paths are relative to the working directory).
-    pub roots: Vec<PathBuf>,
+    /// More roots, after the standard ones (relative paths are relative to the working
+    /// directory): a path, or `{path: DIR, name: NAME}` naming it for access rules (default
+    /// name: the folder's).
+    pub roots: Vec<RootEntry>,
     /// Git URL of a skills repository (empty: no git source).
     pub repo: String,
     /// Branch of `repo` to track.
@@ -26,6 +28,37 @@ pub struct SourcesConfig {
     pub subpath: Option<String>,
     /// More git repositories (`url`, `branch`, `subpath`, `token_env`), after `repo`.
     pub repos: Vec<GitSourceConfig>,
+}
+
+/// An entry of `sources.roots`: a folder, optionally named for access rules.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RootEntry {
+    /// A folder, named after its last segment.
+    Path(PathBuf),
+    /// A folder and its name.
+    Named {
+        path: PathBuf,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
+}
+
+impl RootEntry {
+    /// The folder.
+    pub fn path(&self) -> &PathBuf {
+        match self {
+            RootEntry::Path(p) | RootEntry::Named { path: p, .. } => p,
+        }
+    }
+
+    /// The name given, if any.
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            RootEntry::Path(_) => None,
+            RootEntry::Named { name, .. } => name.as_deref(),
+        }
+    }
 }
 
 impl Default for SourcesConfig {
@@ -49,6 +82,7 @@ impl SourcesConfig {
             branch: self.branch.trim().to_string(),
             subpath: self.subpath.clone(),
             token_env: None,
+            name: None,
         });
         primary
             .into_iter()
@@ -71,6 +105,16 @@ impl Section for SourcesConfig {
         {
             c.need(false, "sources.repo", format!("{:?}", self.repo), &e);
         }
+        for (i, root) in self.roots.iter().enumerate() {
+            if let Some(Err(e)) = root.name().map(super::check_root_name) {
+                c.need(
+                    false,
+                    &format!("sources.roots[{i}].name"),
+                    format!("{:?}", root.name().unwrap_or_default()),
+                    &e,
+                );
+            }
+        }
     }
 }
 
@@ -88,6 +132,7 @@ mod tests {
                 branch: "main".into(),
                 subpath: None,
                 token_env: None,
+                name: None,
             }],
             ..SourcesConfig::default()
         };

@@ -75,6 +75,7 @@ impl crate::config::check::Section for GitConfig {
 ///       branch: main               # default main
 ///       subpath: skills            # default: `skills/` when the branch has it, else the root
 ///       token_env: GITHUB_TOKEN    # variable holding the token (default GITHUB_TOKEN)
+///       name: finance-repo         # what access rules call it (default: the repository's name)
 /// ```
 /// Tokens are never written in a configuration file: a source names the environment variable
 /// that holds its token.
@@ -93,6 +94,10 @@ pub struct GitSourceConfig {
     /// Environment variable holding the token; `None` means `GITHUB_TOKEN`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub token_env: Option<String>,
+    /// The source's name for access rules (`access.rules[].roots`); `None`: the repository's
+    /// name (the URL's last segment without `.git`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// A local folder source.
@@ -109,7 +114,15 @@ impl GitSourceConfig {
             branch: DEFAULT_BRANCH.to_owned(),
             subpath: None,
             token_env: None,
+            name: None,
         }
+    }
+
+    /// The name access rules know this source by: `name`, else the repository's name.
+    pub fn root_name(&self) -> String {
+        self.name.clone().unwrap_or_else(|| {
+            super::repo::repo_name(&super::command::prepare_url(self.url.trim()).clean)
+        })
     }
 
     /// The name of the token variable.
@@ -140,6 +153,9 @@ impl GitSourceConfig {
                 "token_env {var:?} is not an environment variable name"
             ));
         }
+        if let Some(name) = &self.name {
+            crate::config::check_root_name(name)?;
+        }
         Ok(())
     }
 }
@@ -166,6 +182,8 @@ struct RawGitSource {
     subpath: Option<String>,
     #[serde(default)]
     token_env: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
 }
 
 impl TryFrom<RawGitSource> for GitSourceConfig {
@@ -177,6 +195,7 @@ impl TryFrom<RawGitSource> for GitSourceConfig {
             branch: raw.branch.unwrap_or_else(|| DEFAULT_BRANCH.to_owned()),
             subpath: raw.subpath,
             token_env: raw.token_env,
+            name: raw.name,
         };
         source.validate()?;
         Ok(source)

@@ -660,6 +660,16 @@ pub(crate) fn checkout_dir(content_dir: &Path, config: &GitSourceConfig) -> Path
 /// `<last path segment>-<8 hex digits of the URL, branch and subpath>`: readable and distinct per
 /// source (two subpaths of one branch are two sources, each with its own clone).
 fn dir_name(url: &str, branch: &str, subpath: Option<&str>) -> String {
+    let name = repo_name(url);
+    let digest = Sha256::digest(format!("{url}\n{branch}\n{}", subpath.unwrap_or("")).as_bytes());
+    let hex: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{name}-{hex}")
+}
+
+/// A repository's name from its URL: the last path segment without `.git`, other characters
+/// than `A-Z a-z 0-9 - _ .` as `_`, at most 48 characters (`repo` when nothing is left). The
+/// checkout folder's name and a git source's default `name`.
+pub(crate) fn repo_name(url: &str) -> String {
     let last = url
         .trim_end_matches(['/', '\\'])
         .rsplit(['/', '\\', ':'])
@@ -681,9 +691,7 @@ fn dir_name(url: &str, branch: &str, subpath: Option<&str>) -> String {
     if name.is_empty() {
         name = "repo".to_owned();
     }
-    let digest = Sha256::digest(format!("{url}\n{branch}\n{}", subpath.unwrap_or("")).as_bytes());
-    let hex: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
-    format!("{name}-{hex}")
+    name
 }
 
 fn is_object_id(s: &str) -> bool {

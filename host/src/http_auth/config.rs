@@ -134,6 +134,16 @@ pub struct AuthOptions {
     /// The environment to read the tokens variable from (`None`: this process's).
     #[arg(skip)]
     pub env: Option<HashMap<String, String>>,
+
+    /// The JWT claim holding a caller's groups (`access.groups_claim`; a dotted path reaches
+    /// a nested claim; empty: `groups`).
+    #[arg(skip)]
+    pub groups_claim: String,
+
+    /// Scopes named in access rules (`access.rules[].scopes`): known to token lines besides
+    /// the three of `auth.scopes`, and listed in the resource metadata.
+    #[arg(skip)]
+    pub rule_scopes: Vec<String>,
 }
 
 impl AuthOptions {

@@ -86,7 +86,12 @@ impl OAuth {
 
     /// Check a token shaped like a JWT: its key (by `kid`, fetching the key set again when the
     /// key is unknown), algorithm, signature, issuer, audience, `exp` and `nbf`.
-    pub(super) async fn verify(&self, token: &str, log: &LogSink) -> Result<Identity, Refusal> {
+    pub(super) async fn verify(
+        &self,
+        token: &str,
+        groups_claim: &str,
+        log: &LogSink,
+    ) -> Result<Identity, Refusal> {
         let header = jwt_header(token).ok_or_else(|| Refusal::invalid_token("malformed token"))?;
         let alg_name = header.get("alg").and_then(Value::as_str).unwrap_or("");
         let alg: Algorithm = match alg_name.parse() {
@@ -143,7 +148,7 @@ impl OAuth {
         let mut last = Refusal::invalid_token("bad signature");
         for key in matching {
             match jsonwebtoken::decode::<Value>(token, &key.key, &validation) {
-                Ok(data) => return Ok(jwt_identity(&data.claims)),
+                Ok(data) => return Ok(jwt_identity(&data.claims, groups_claim)),
                 Err(e) => {
                     last = Refusal::invalid_token(match e.kind() {
                         ErrorKind::ExpiredSignature => "token expired",
@@ -215,28 +220,48 @@ fn jwt_header(token: &str) -> Option<Value> {
 }
 
 /// The identity of verified claims: `sub` (else `client_id`), scopes from `scope` (a
-/// space-separated string, RFC 9068) or `scp` (a list or a string).
-fn jwt_identity(claims: &Value) -> Identity {
-    let subject = claims
-        .get("sub")
-        .or_else(|| claims.get("client_id"))
-        .and_then(Value::as_str)
-        .unwrap_or("unknown")
-        .to_string();
+/// space-separated string, RFC 9068) or `scp` (a list or a string), groups from the claim
+/// `groups_claim` (a dotted path such as `realm_access.roles` reaches a nested claim; a list
+/// or a space-separated string).
+fn jwt_identity(claims: &Value, groups_claim: &str) -> Identity {
+    let sub = claims.get("sub").and_then(Value::as_str).map(str::to_owned);
+    let subject = sub
+        .clone()
+        .or_else(|| {
+            claims
+                .get("client_id")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| "unknown".to_string());
+    let nested = groups_claim
+        .split('.')
+        .try_fold(claims, |value, key| value.get(key));
+    let groups = words(nested);
     let mut scopes = BTreeSet::new();
     for key in ["scope", "scp"] {
-        match claims.get(key) {
-            Some(Value::String(s)) => scopes.extend(s.split_whitespace().map(str::to_owned)),
-            Some(Value::Array(list)) => {
-                scopes.extend(list.iter().filter_map(Value::as_str).map(str::to_owned))
-            }
-            _ => {}
-        }
+        scopes.extend(words(claims.get(key)));
     }
     Identity {
         subject,
         scopes,
         kind: IdentityKind::Jwt,
+        sub,
+        groups,
+    }
+}
+
+/// The words of a claim: a space-separated string, or the strings of a list (other values
+/// skipped); nothing for anything else.
+fn words(claim: Option<&Value>) -> BTreeSet<String> {
+    match claim {
+        Some(Value::String(s)) => s.split_whitespace().map(str::to_owned).collect(),
+        Some(Value::Array(list)) => list
+            .iter()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
+        _ => BTreeSet::new(),
     }
 }
 
@@ -252,19 +277,49 @@ mod tests {
 
     #[test]
     fn claims_give_subject_and_scopes() {
-        let i = jwt_identity(&json!({"sub": "user-1", "scope": " skills:read  skills:run "}));
+        let i = jwt_identity(
+            &json!({"sub": "user-1", "scope": " skills:read  skills:run "}),
+            "groups",
+        );
         assert_eq!(i.subject, "user-1");
         assert_eq!(scopes(&i), ["skills:read", "skills:run"]);
         assert_eq!(i.kind, IdentityKind::Jwt);
         // `scp` as a list (non-strings skipped) or a string; both claims are read.
-        let i = jwt_identity(&json!({"client_id": "app", "scp": ["a", 3, "b"], "scope": "c"}));
+        let i = jwt_identity(
+            &json!({"client_id": "app", "scp": ["a", 3, "b"], "scope": "c"}),
+            "groups",
+        );
         assert_eq!(i.subject, "app");
         assert_eq!(scopes(&i), ["a", "b", "c"]);
-        let i = jwt_identity(&json!({"sub": 42, "scp": "x"}));
+        let i = jwt_identity(&json!({"sub": 42, "scp": "x"}), "groups");
         assert_eq!(i.subject, "unknown");
         assert_eq!(scopes(&i), ["x"]);
-        let i = jwt_identity(&json!({"sub": "s", "scope": 5}));
+        let i = jwt_identity(&json!({"sub": "s", "scope": 5}), "groups");
         assert!(i.scopes.is_empty());
+    }
+
+    #[test]
+    fn groups_come_from_the_configured_claim_nested_or_not() {
+        let claims = json!({
+            "sub": "alice",
+            "groups": ["finance", 7, "ops"],
+            "realm_access": {"roles": "hr  audit"},
+            "team": {"name": 3},
+        });
+        let groups = |claim: &str| -> Vec<String> {
+            jwt_identity(&claims, claim).groups.into_iter().collect()
+        };
+        assert_eq!(groups("groups"), ["finance", "ops"]);
+        assert_eq!(groups("realm_access.roles"), ["audit", "hr"]);
+        // Missing, or not a list or string: no groups.
+        assert!(groups("realm_access.missing").is_empty());
+        assert!(groups("team.name").is_empty());
+        assert!(groups("team").is_empty());
+        let i = jwt_identity(&claims, "groups");
+        assert_eq!(i.sub.as_deref(), Some("alice"));
+        // No `sub`: no subject for rules, `client_id` in logs.
+        let i = jwt_identity(&json!({"client_id": "app"}), "groups");
+        assert_eq!((i.sub, i.subject.as_str()), (None, "app"));
     }
 
     #[test]

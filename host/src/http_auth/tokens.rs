@@ -1,5 +1,5 @@
-//! Static bearer tokens: lines `TOKEN [SCOPE...]` from a file or an environment variable. Only
-//! a token's SHA-256 is kept.
+//! Static bearer tokens: lines `TOKEN [SCOPE...] [sub=NAME] [groups=A,B]` from a file or an
+//! environment variable. Only a token's SHA-256 is kept.
 
 use std::{
     collections::{BTreeSet, HashMap},
@@ -17,14 +17,20 @@ pub(super) struct StaticToken {
     pub(super) scopes: BTreeSet<String>,
     /// Where it was configured, e.g. `tokens.txt:3` (never the token).
     pub(super) label: String,
+    /// `sub=NAME`: the subject access rules know the holder by.
+    pub(super) sub: Option<String>,
+    /// `groups=A,B`: the groups access rules know the holder by.
+    pub(super) groups: BTreeSet<String>,
 }
 
 /// The static tokens configured in `c`: its token file, then its tokens variable (read from
-/// `env`, or this process's environment when `None`).
+/// `env`, or this process's environment when `None`). A scope in `known` (the scopes named in
+/// access rules) may be granted besides the three of `scopes`.
 pub(super) fn load_tokens(
     c: &AuthConfig,
     env: Option<&HashMap<String, String>>,
     scopes: &ScopeNames,
+    known: &[String],
 ) -> Result<Vec<StaticToken>> {
     let mut static_tokens = Vec::new();
     if !c.tokens_file.trim().is_empty() {
@@ -35,6 +41,7 @@ pub(super) fn load_tokens(
             &text,
             &path.display().to_string(),
             scopes,
+            known,
             &mut static_tokens,
         )?;
     }
@@ -49,6 +56,7 @@ pub(super) fn load_tokens(
                 &text,
                 &format!("${}", c.tokens_env),
                 scopes,
+                known,
                 &mut static_tokens,
             )?;
         }
@@ -57,11 +65,13 @@ pub(super) fn load_tokens(
 }
 
 /// Parse static token lines into `out`. `source` names where they come from in errors (with
-/// the line number); a token is never shown.
+/// the line number); a token is never shown. A line without scopes grants the three of
+/// `scopes` (never one of `known`, which a line must name).
 fn parse_tokens(
     text: &str,
     source: &str,
     scopes: &ScopeNames,
+    known: &[String],
     out: &mut Vec<StaticToken>,
 ) -> Result<()> {
     for (i, line) in text.lines().enumerate() {
@@ -81,14 +91,40 @@ fn parse_tokens(
             bail!("{source}:{n}: the token has a character outside A-Z a-z 0-9 - . _ ~ + / =");
         }
         let mut granted = BTreeSet::new();
-        for scope in words {
-            if !scopes.all().contains(&scope) {
+        let mut sub = None;
+        let mut groups = BTreeSet::new();
+        for word in words {
+            if let Some(name) = word.strip_prefix("sub=") {
+                if sub.is_some() {
+                    bail!("{source}:{n}: `sub=` is given twice; allowed: one `sub=NAME`");
+                }
+                if name.is_empty() {
+                    bail!("{source}:{n}: `sub=` is empty; allowed: `sub=NAME`");
+                }
+                sub = Some(name.to_string());
+                continue;
+            }
+            if let Some(list) = word.strip_prefix("groups=") {
+                if !groups.is_empty() {
+                    bail!("{source}:{n}: `groups=` is given twice; allowed: one `groups=A,B`");
+                }
+                if list.split(',').any(str::is_empty) {
+                    bail!(
+                        "{source}:{n}: `groups=` has an empty group name; allowed: `groups=A,B` (names separated by commas)"
+                    );
+                }
+                groups.extend(list.split(',').map(str::to_string));
+                continue;
+            }
+            if !scopes.all().contains(&word) && !known.iter().any(|k| k == word) {
+                let mut allowed: Vec<&str> = scopes.all().to_vec();
+                allowed.extend(known.iter().map(String::as_str));
                 bail!(
-                    "{source}:{n}: unknown scope `{scope}`; allowed: {}",
-                    scopes.all().join(", ")
+                    "{source}:{n}: unknown scope `{word}`; allowed: {}, `sub=NAME`, `groups=A,B`",
+                    allowed.join(", ")
                 );
             }
-            granted.insert(scope.to_string());
+            granted.insert(word.to_string());
         }
         if granted.is_empty() {
             granted = scopes.all().iter().map(|s| s.to_string()).collect();
@@ -101,9 +137,32 @@ fn parse_tokens(
             hash,
             scopes: granted,
             label: format!("{source}:{n}"),
+            sub,
+            groups,
         });
     }
     Ok(())
+}
+
+/// The identity one token line gives (`skills-mcp access check --token-file-line`): its
+/// scopes, `sub=` and `groups=`, checked as the token file's lines are.
+pub fn identity_of_line(
+    line: &str,
+    scopes: &ScopeNames,
+    known: &[String],
+) -> Result<super::Identity> {
+    let mut out = Vec::new();
+    parse_tokens(line, "--token-file-line", scopes, known, &mut out)?;
+    let Some(t) = out.pop() else {
+        bail!("--token-file-line: no token on the line");
+    };
+    Ok(super::Identity {
+        subject: t.sub.clone().unwrap_or_else(|| t.label.clone()),
+        scopes: t.scopes,
+        kind: super::IdentityKind::Static,
+        sub: t.sub,
+        groups: t.groups,
+    })
 }
 
 /// RFC 6750 `b64token` characters.
@@ -120,7 +179,13 @@ mod tests {
 
     fn parse(text: &str) -> Result<Vec<StaticToken>> {
         let mut out = Vec::new();
-        parse_tokens(text, "tokens.txt", &ScopeNames::default(), &mut out)?;
+        parse_tokens(
+            text,
+            "tokens.txt",
+            &ScopeNames::default(),
+            &["skills:hr".to_string()],
+            &mut out,
+        )?;
         Ok(out)
     }
 
@@ -158,7 +223,7 @@ mod tests {
             ),
             (
                 format!("{A} skills:write\n"),
-                "tokens.txt:1: unknown scope `skills:write`; allowed: skills:read, skills:run, skills:refresh",
+                "tokens.txt:1: unknown scope `skills:write`; allowed: skills:read, skills:run, skills:refresh, skills:hr, `sub=NAME`, `groups=A,B`",
             ),
             (
                 format!("{A} skills:read\n#\n{A}\n"),
@@ -167,6 +232,57 @@ mod tests {
         ];
         for (text, want) in cases {
             let err = format!("{:#}", parse(&text).err().expect(want));
+            assert!(
+                err.starts_with(want),
+                "{err:?} does not start with {want:?}"
+            );
+            assert!(!err.contains(A), "{err:?} shows the token");
+        }
+    }
+
+    #[test]
+    fn sub_and_groups_name_the_holder_and_a_rule_scope_is_known() {
+        let text = format!("{A} sub=alice\n{B} skills:read skills:hr groups=finance,hr sub=bob\n");
+        let tokens = parse(&text).unwrap();
+        // Without scopes: the three built-in ones only, not the rule's `skills:hr`.
+        assert_eq!(
+            scopes(&tokens[0]),
+            ["skills:read", "skills:refresh", "skills:run"]
+        );
+        assert_eq!(tokens[0].sub.as_deref(), Some("alice"));
+        assert!(tokens[0].groups.is_empty());
+        assert_eq!(scopes(&tokens[1]), ["skills:hr", "skills:read"]);
+        assert_eq!(tokens[1].sub.as_deref(), Some("bob"));
+        let groups: Vec<&str> = tokens[1].groups.iter().map(String::as_str).collect();
+        assert_eq!(groups, ["finance", "hr"]);
+    }
+
+    #[test]
+    fn a_malformed_field_is_located() {
+        for (line, want) in [
+            (format!("{A} sub="), "tokens.txt:2: `sub=` is empty"),
+            (
+                format!("{A} sub=a sub=b"),
+                "tokens.txt:2: `sub=` is given twice",
+            ),
+            (
+                format!("{A} groups=a,,b"),
+                "tokens.txt:2: `groups=` has an empty group name",
+            ),
+            (
+                format!("{A} groups="),
+                "tokens.txt:2: `groups=` has an empty group name",
+            ),
+            (
+                format!("{A} groups=a groups=b"),
+                "tokens.txt:2: `groups=` is given twice",
+            ),
+            (
+                format!("{A} team=x"),
+                "tokens.txt:2: unknown scope `team=x`",
+            ),
+        ] {
+            let err = format!("{:#}", parse(&format!("# c\n{line}\n")).err().expect(want));
             assert!(
                 err.starts_with(want),
                 "{err:?} does not start with {want:?}"
@@ -192,7 +308,7 @@ mod tests {
             ..AuthConfig::default()
         };
         let env = HashMap::from([("TOKENS".to_string(), format!("{B} skills:run; # c"))]);
-        let tokens = load_tokens(&config, Some(&env), &ScopeNames::default()).unwrap();
+        let tokens = load_tokens(&config, Some(&env), &ScopeNames::default(), &[]).unwrap();
         assert_eq!(tokens.len(), 2);
         assert_eq!(tokens[0].label, format!("{}:1", file.path().display()));
         assert_eq!(tokens[1].label, "$TOKENS:1");

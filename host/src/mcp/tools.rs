@@ -802,7 +802,7 @@ impl SkillsServer {
             cwd: given(&p.cwd).map(std::path::PathBuf::from),
         };
         let outcome = runner
-            .run_with_catalog(self.catalog(), request)
+            .run_with_catalog(&self.caller_catalog(), request)
             .await
             .map_err(|e| e.to_string())?;
         let e = &outcome.event;

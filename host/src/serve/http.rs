@@ -42,6 +42,10 @@ impl Transport for Http {
         "ready".into()
     }
 
+    fn public(&self) -> bool {
+        parse_listen(&self.config.listen).is_ok_and(|a| !a.ip().to_canonical().is_loopback())
+    }
+
     /// Checks the address (a non-loopback one needs authentication or `public_without_auth`,
     /// [`check_listen`]), then binds it.
     fn prepare(&mut self) -> Result<()> {
