@@ -361,16 +361,21 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         || !flags.allowed_hosts.is_empty()
         || !flags.allowed_origins.is_empty();
     let (mut loaded, git) = load(global, true)?;
+    let (usage_db, metrics_listen) = (args.usage_db.clone(), args.metrics_listen.clone());
+    let overrides = Arc::new(move |config: &mut crate::config::Config| {
+        if let Some(store) = &usage_db {
+            config.analytics.store = store.clone();
+        }
+        if let Some(addr) = &metrics_listen {
+            config.server.metrics_listen = addr.clone();
+        }
+    });
+    overrides(&mut loaded.config);
     let mut reload = crate::access::Reload {
         options: load_options(global),
         auth: None,
+        overrides,
     };
-    if let Some(store) = &args.usage_db {
-        loaded.config.analytics.store = store.clone();
-    }
-    if let Some(addr) = &args.metrics_listen {
-        loaded.config.server.metrics_listen = addr.clone();
-    }
     let http =
         args.http.is_some() || loaded.config.server.transport == crate::http::Transport::Http;
     if !http {

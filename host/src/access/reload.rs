@@ -24,14 +24,19 @@ pub struct Reload {
     pub options: LoadOptions,
     /// The `serve --http` authentication flags and the authenticator in use.
     pub auth: Option<(AuthOptions, Arc<Authenticator>)>,
+    /// The `serve` flags that override keys of the configuration (`--usage-db`,
+    /// `--metrics-listen`), applied to the configuration read again as they were at start-up,
+    /// so a reload neither drops them nor reports them as changed.
+    pub overrides: Arc<dyn Fn(&mut Config) + Send + Sync>,
 }
 
 impl Reload {
     /// Read everything again and apply what can change now (see the module docs). `Ok` names
     /// what was applied; an error means nothing changed.
     pub fn apply(&self, server: &SkillsServer, roots: &[RootSpec]) -> Result<String> {
-        let loaded: Loaded =
+        let mut loaded: Loaded =
             crate::config::load(&self.options).context("reading the configuration")?;
+        (self.overrides)(&mut loaded.config);
         let prepared = match &self.auth {
             Some((flags, auth)) => {
                 let opts = crate::access::auth_options(flags, &loaded.config);

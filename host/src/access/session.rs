@@ -55,14 +55,21 @@ pub async fn bind(State(owners): State<SessionOwners>, request: Request, next: N
         .map(str::to_owned);
     if let Some(id) = &presented {
         let guard = owners.0.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, o)) = guard.by_session.get(id)
-            && *o != who
-        {
-            drop(guard);
-            tracing::warn!(
-                "a session was presented by another identity than the one that opened it; refused (404)"
-            );
-            return (StatusCode::NOT_FOUND, "session not found\n").into_response();
+        // Every session opened here was recorded below, so an id without an owner is unknown
+        // or forgotten (over MAX_SESSIONS): 404 as well, never a session open to any identity.
+        match guard.by_session.get(id) {
+            Some((_, o)) if *o == who => {}
+            Some(_) => {
+                drop(guard);
+                tracing::warn!(
+                    "a session was presented by another identity than the one that opened it; refused (404)"
+                );
+                return (StatusCode::NOT_FOUND, "session not found\n").into_response();
+            }
+            None => {
+                drop(guard);
+                return (StatusCode::NOT_FOUND, "session not found\n").into_response();
+            }
         }
     }
     let deleting = request.method() == Method::DELETE;
