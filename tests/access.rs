@@ -592,3 +592,67 @@ fn access_check_prints_what_a_caller_sees_and_which_rule_hides_the_rest() {
     let anonymous = check(&[]);
     assert_eq!(anonymous["visible"], json!(["general/onboarding"]));
 }
+
+/// `list_skills` over stdio (the real binary, `serve` without `--http`): the local operator.
+fn list_over_stdio(t: &Tree) -> String {
+    use std::io::{BufRead as _, BufReader, Write as _};
+    let mut child = bin()
+        .args(["--config", t.config.to_str().unwrap()])
+        .args(["serve", "--no-default-roots", "--root"])
+        .arg(&t.main)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "stdio-test", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+            "params": {"name": "list_skills", "arguments": {}}}),
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    stdin.flush().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let answer: Value = serde_json::from_str(&line).unwrap_or_default();
+            if answer["id"] == 2 {
+                let _ = tx.send(line);
+                return;
+            }
+        }
+    });
+    let answer = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("an answer to list_skills over stdio");
+    drop(stdin);
+    let _ = child.kill();
+    let _ = child.wait();
+    answer
+}
+
+#[test]
+fn over_stdio_the_local_operator_holds_access_local_or_sees_everything_without_it() {
+    let key = TestKey::new("k1");
+    let t = tree(true, RULES, &key);
+    // Without `access.local`: every skill, as before rules existed.
+    let all = list_over_stdio(&t);
+    assert!(all.contains("finance/budget"), "{all}");
+    assert!(all.contains("leave-policy"), "{all}");
+    // With it: what its groups are admitted to, and nothing of the hr root.
+    let config = std::fs::read_to_string(&t.config)
+        .unwrap()
+        .replace("access:\n", "access:\n  local: {groups: [finance]}\n");
+    std::fs::write(&t.config, config).unwrap();
+    let local = list_over_stdio(&t);
+    assert!(local.contains("finance/budget"), "{local}");
+    for secret in HR_SECRETS {
+        assert!(!local.contains(secret), "{secret} in {local}");
+    }
+}
