@@ -74,13 +74,16 @@ pub async fn bind(State(owners): State<SessionOwners>, request: Request, next: N
     }
     let deleting = request.method() == Method::DELETE;
     let response = next.run(request).await;
-    let mut guard = owners.0.lock().unwrap_or_else(|e| e.into_inner());
+    // The lock is taken only by a request that closes or opens a session (a stateless request
+    // passes without it).
     match (&presented, response.headers().get(SESSION_HEADER)) {
         (Some(id), _) if deleting && response.status().is_success() => {
+            let mut guard = owners.0.lock().unwrap_or_else(|e| e.into_inner());
             guard.by_session.remove(id);
         }
         (None, Some(opened)) => {
             if let Ok(id) = opened.to_str() {
+                let mut guard = owners.0.lock().unwrap_or_else(|e| e.into_inner());
                 guard.next += 1;
                 let n = guard.next;
                 guard.by_session.insert(id.to_owned(), (n, who));
