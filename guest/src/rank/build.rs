@@ -282,6 +282,7 @@ impl Builder {
             term_ends,
             typo_by_len,
             typo_sig: Vec::new(),
+            max_sat: Vec::new(),
             offsets,
             docs: post_docs,
             sat,

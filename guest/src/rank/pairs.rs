@@ -46,15 +46,17 @@ pub(super) fn for_each_pair(seq: &[u32], window: usize, mut f: impl FnMut(u32, u
 
 /// The request's pairs in collection `s`: known word terms at most `pair_window` words apart,
 /// once each.
-pub(super) fn pairs<S: Statistics>(s: &S, terms: &[Term]) -> Vec<Pair> {
+/// `ids[i]` is the number of `terms[i]`, if indexed.
+pub(super) fn pairs<S: Statistics>(s: &S, terms: &[Term], ids: &[Option<u32>]) -> Vec<Pair> {
     let p = s.params();
     if p.pair_weight <= 0.0 {
         return Vec::new();
     }
     let words: Vec<(u32, &str)> = terms
         .iter()
-        .filter(|t| !t.joined)
-        .filter_map(|t| Some((s.term_id(&t.term)?, t.surface.as_str())))
+        .zip(ids)
+        .filter(|(t, _)| !t.joined)
+        .filter_map(|(t, &id)| Some((id?, t.surface.as_str())))
         .collect();
     let ids: Vec<u32> = words.iter().map(|w| w.0).collect();
     let surface = |id: u32| words.iter().find(|w| w.0 == id).map_or("", |w| w.1);

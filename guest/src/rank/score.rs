@@ -158,16 +158,16 @@ impl SearchIndex {
 }
 
 /// The request's slots in collection `s` (one per distinct analysed term).
-fn slots<S: Statistics>(s: &S, terms: &[Term]) -> Vec<Slot> {
+/// `ids[i]`: the number of `terms[i]`, if indexed.
+fn slots<S: Statistics>(s: &S, terms: &[Term], ids: &[Option<u32>]) -> Vec<Slot> {
     let p = s.params();
     let mut seen = HashSet::new();
     let mut slots = Vec::new();
-    for t in terms {
-        if !seen.insert(t.term.clone()) {
+    for (t, &known) in terms.iter().zip(ids) {
+        if !seen.insert(t.term.as_str()) {
             continue;
         }
         let mut alts = Vec::new();
-        let known = s.term_id(&t.term);
         if let Some(id) = known {
             alts.push((id, 1.0, "exact"));
         }
@@ -216,8 +216,10 @@ fn slots<S: Statistics>(s: &S, terms: &[Term]) -> Vec<Slot> {
 /// raw score.
 pub(super) fn prepare<S: Statistics>(s: &S, query: &str) -> Query {
     let terms = analyze(query);
-    let slots = slots(s, &terms);
-    let pairs = pairs(s, &terms);
+    // (each request term looked up once, for its slot and its pairs)
+    let ids: Vec<Option<u32>> = terms.iter().map(|t| s.term_id(&t.term)).collect();
+    let slots = slots(s, &terms, &ids);
+    let pairs = pairs(s, &terms, &ids);
     let max = slots.iter().map(|s| s.weight * s.idf).sum();
     let words = slots.iter().filter(|s| s.word).count();
     Query {
@@ -300,12 +302,15 @@ pub(super) fn finalise(
 ) -> (f64, f64, f64, f64) {
     let describing = words / DESCRIBING_WORD;
     let all = describing + words % DESCRIBING_WORD;
+    // (comparisons, not `f64::max`/`min`: in WebAssembly those are calls; the same values
+    // for the numbers compared here, never NaN)
     let share = if q.max > 0.0 {
-        ((raw + pair) / q.max).max(0.0)
+        let s = (raw + pair) / q.max;
+        if s > 0.0 { s } else { 0.0 }
     } else {
         0.0
     };
-    let coverage = share.min(1.0);
+    let coverage = if share < 1.0 { share } else { 1.0 };
     let evidence = if q.words >= 2 && (all <= 1 || describing == 0) {
         params.single_word_factor
     } else {

@@ -29,6 +29,10 @@ use super::*;
 /// Documents per window (a power of two).
 const WINDOW: usize = 1024;
 
+/// Documents of the first window (at most [`WINDOW`]): a short one makes `theta` known, and
+/// the non-essential slots prunable, sooner.
+const FIRST_WINDOW: usize = 256;
+
 /// Largest `limit` served by top-k retrieval; a larger one is ranked exhaustively (pruning
 /// gains little when most matching skills are returned).
 const MAX_LIMIT: usize = 256;
@@ -42,6 +46,43 @@ const MARGIN: f64 = 1e-9;
 #[inline]
 fn reaches(bound: f64, theta: f64) -> bool {
     bound * (1.0 + MARGIN) >= theta
+}
+
+/// The per-window arrays and lists of [`SearchIndex::top_k`], allocated once per thread and
+/// handed back clean (arrays all zero, lists empty) after each request.
+struct Scratch {
+    // (fixed sizes, indexed below `WINDOW`: no bounds checks in the loops)
+    total: Box<[f64; WINDOW]>,
+    words: Box<[u32; WINDOW]>,
+    masks: Box<[u64; WINDOW]>,
+    best: Box<[f64; WINDOW]>,
+    describes: Box<[bool; WINDOW]>,
+    marked: Box<[bool; WINDOW]>,
+    in_marked: Vec<u32>,
+    in_slot: Vec<u32>,
+    in_window: Vec<u32>,
+    candidates: Vec<Candidate>,
+}
+
+impl Scratch {
+    fn new() -> Box<Self> {
+        Box::new(Self {
+            total: Box::new([0.0; WINDOW]),
+            words: Box::new([0; WINDOW]),
+            masks: Box::new([0; WINDOW]),
+            best: Box::new([0.0; WINDOW]),
+            describes: Box::new([false; WINDOW]),
+            marked: Box::new([false; WINDOW]),
+            in_marked: Vec::with_capacity(WINDOW),
+            in_slot: Vec::with_capacity(WINDOW),
+            in_window: Vec::with_capacity(WINDOW),
+            candidates: Vec::with_capacity(WINDOW),
+        })
+    }
+}
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Option<Box<Scratch>>> = const { std::cell::RefCell::new(None) };
 }
 
 /// A skill scored without pairs, waiting for them.
@@ -101,6 +142,13 @@ impl SearchIndex {
             .iter()
             .map(|ids| ids.iter().map(|&t| char_signature(self.term(t))).collect())
             .collect();
+        self.max_sat = (0..self.term_ends.len() as u32)
+            .map(|t| {
+                self.sat[self.range(t)]
+                    .iter()
+                    .fold(0.0f32, |m, &x| m.max(x))
+            })
+            .collect();
         self
     }
 
@@ -157,6 +205,46 @@ impl SearchIndex {
                 .map(|p| p.0)
                 .sum()
         };
+        let params = &self.params;
+        // What each slot can add to a key at most: its weight times its best alternative's
+        // idf times that term's largest `sat` (over `max`, as the key is). A skill matching
+        // only slots whose bounds (with the pairs among them) sum below `theta` cannot be
+        // among the best: those slots are "non-essential" and their postings are read only for
+        // skills an essential slot touched (MaxScore's split, within each window).
+        let slot_bound: Vec<f64> = q
+            .slots
+            .iter()
+            .map(|slot| {
+                let best = slot.alts.iter().fold(0.0f64, |m, a| {
+                    let b = a.idf * f64::from(self.max_sat[a.term as usize]);
+                    if b > m { b } else { m }
+                });
+                slot.weight * best / q.max
+            })
+            .collect();
+        // Slots by increasing bound (pruning only when each slot has a bit).
+        let mut by_bound: Vec<usize> = if q.slots.len() <= 64 {
+            (0..q.slots.len()).collect()
+        } else {
+            Vec::new()
+        };
+        by_bound.sort_by(|&a, &b| slot_bound[a].total_cmp(&slot_bound[b]));
+        // The evidence factor's largest value: a key is at most the share times this.
+        let evidence_max = params.single_word_factor.max(1.0);
+        let non_essential = |theta: f64| -> u64 {
+            let mut mask = 0u64;
+            let mut sum = 0.0;
+            for &i in &by_bound {
+                let next = mask | slot_bit(i);
+                let bound = (sum + slot_bound[i] + pairs_bound(next)) * evidence_max;
+                if reaches(bound, theta) {
+                    break;
+                }
+                sum += slot_bound[i];
+                mask = next;
+            }
+            mask
+        };
         // A cursor per alternative (slot by slot), at the first posting not yet read.
         let mut cursor: Vec<usize> = Vec::new();
         let mut first_alt: Vec<usize> = Vec::with_capacity(q.slots.len() + 1);
@@ -165,28 +253,59 @@ impl SearchIndex {
             cursor.extend(slot.alts.iter().map(|a| self.range(a.term).start));
         }
         first_alt.push(cursor.len());
-        // Per-window scratch.
-        // (fixed sizes, indexed below `WINDOW`: no bounds checks in the loops)
-        let mut total = Box::new([0.0f64; WINDOW]);
-        let mut words = Box::new([0u32; WINDOW]);
-        let mut masks = Box::new([0u64; WINDOW]);
-        let mut best = Box::new([0.0f64; WINDOW]);
-        let mut describes = Box::new([false; WINDOW]);
-        let mut in_slot: Vec<u32> = Vec::with_capacity(WINDOW);
-        let mut in_window: Vec<u32> = Vec::with_capacity(WINDOW);
+        // Per-window scratch, kept between requests (zeroed once).
+        let mut scratch = SCRATCH
+            .with(|c| c.borrow_mut().take())
+            .unwrap_or_else(Scratch::new);
+        let Scratch {
+            total,
+            words,
+            masks,
+            best,
+            describes,
+            marked,
+            in_marked,
+            in_slot,
+            in_window,
+            candidates,
+        } = &mut *scratch;
         let mut keys = Keys {
             limit,
             best: Vec::with_capacity(limit + 1),
             seen: 0,
             theta: f64::NEG_INFINITY,
         };
-        let mut candidates: Vec<Candidate> = Vec::with_capacity(WINDOW);
-        let params = &self.params;
         let mut start = 0;
         while start < self.n_docs {
-            let end = start.saturating_add(WINDOW);
-            // The window's postings, slot by slot in the request's order.
+            // (a short first window: `theta` is known sooner)
+            let end = start.saturating_add(if start == 0 { FIRST_WINDOW } else { WINDOW });
+            let skip = if keys.seen > limit {
+                non_essential(keys.theta())
+            } else {
+                0
+            };
+            if skip != 0 {
+                // The skills an essential slot touches in this window.
+                for (i, slot) in q.slots.iter().enumerate() {
+                    if skip & slot_bit(i) != 0 {
+                        continue;
+                    }
+                    for (j, alt) in slot.alts.iter().enumerate() {
+                        let range = cursor[first_alt[i] + j]..self.range(alt.term).end;
+                        self.docs.each_below(range, &self.sat, end, |d, _, _| {
+                            let l = (d - start) & (WINDOW - 1);
+                            if !marked[l] {
+                                marked[l] = true;
+                                in_marked.push(l as u32);
+                            }
+                        });
+                    }
+                }
+            }
+            // The window's postings, slot by slot in the request's order (a non-essential
+            // slot's only for the skills marked above).
             for (i, slot) in q.slots.iter().enumerate() {
+                let only_marked = skip & slot_bit(i) != 0;
                 for (j, alt) in slot.alts.iter().enumerate() {
                     let c = &mut cursor[first_alt[i] + j];
                     let range = *c..self.range(alt.term).end;
@@ -194,12 +313,15 @@ impl SearchIndex {
                     *c = self.docs.each_below(range, &self.sat, end, |d, m, sat| {
                         // (below `WINDOW`: `d` is in the window)
                         let l = (d - start) & (WINDOW - 1);
+                        if only_marked && !marked[l] {
+                            return;
+                        }
                         if keep_best(&mut best[l], &mut describes[l], idf * f64::from(sat), m) {
                             in_slot.push(l as u32);
                         }
                     });
                 }
-                for &l in &in_slot {
+                for &l in in_slot.iter() {
                     let l = l as usize & (WINDOW - 1);
                     if total[l] == 0.0 {
                         in_window.push(l as u32);
@@ -211,17 +333,36 @@ impl SearchIndex {
                 }
                 in_slot.clear();
             }
+            for &l in in_marked.iter() {
+                marked[l as usize & (WINDOW - 1)] = false;
+            }
+            in_marked.clear();
             // The window's skills.
-            for &l in &in_window {
+            for &l in in_window.iter() {
                 let l = l as usize & (WINDOW - 1);
                 let (raw, w, mask) = (total[l], words[l], masks[l]);
                 total[l] = 0.0;
                 words[l] = 0;
                 masks[l] = 0;
                 let theta = keys.theta();
+                // A skill holds a pair only with two request words matched in describing
+                // fields ([`with_pairs`]).
+                let pairs_room = if w / DESCRIBING_WORD < 2 {
+                    0.0
+                } else {
+                    pair_bound
+                };
+                // Its key is at most its share times the largest evidence factor, plus the
+                // pairs: below `theta`, it changes neither the best keys nor the answer.
+                if !reaches((raw / q.max + pairs_room) * evidence_max, theta) {
+                    keys.seen += 1;
+                    continue;
+                }
                 let (score, _, _, key) = finalise(params, q, raw, 0.0, w);
                 keys.add(key);
-                let bound = if q.slots.len() > 64 {
+                let bound = if pairs_room == 0.0 {
+                    0.0
+                } else if q.slots.len() > 64 {
                     pair_bound
                 } else {
                     pairs_bound(mask)
@@ -245,7 +386,7 @@ impl SearchIndex {
         let threshold = keys.theta();
         let mut pairs = PairScorer::new(self, q);
         let mut top: Vec<(usize, f64, f64, u64)> = Vec::with_capacity(limit + 1);
-        for c in &candidates {
+        for c in candidates.iter() {
             let (mut key, mut score) = (c.key, c.score);
             if !q.pairs.is_empty()
                 && c.key + pair_bound >= threshold
@@ -266,6 +407,10 @@ impl SearchIndex {
                 top.insert(at, (c.doc, key, score, c.mask));
             }
         }
+        // Every per-window array is back to zero and every list empty (a request that
+        // panicked never returns its scratch).
+        candidates.clear();
+        SCRATCH.with(|c| *c.borrow_mut() = Some(scratch));
         top.into_iter()
             .map(|(doc, _, score, mask)| Scored {
                 doc,
