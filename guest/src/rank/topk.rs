@@ -306,6 +306,25 @@ impl SearchIndex {
             // slot's only for the skills marked above).
             for (i, slot) in q.slots.iter().enumerate() {
                 let only_marked = skip & slot_bit(i) != 0;
+                if let [alt] = slot.alts.as_slice() {
+                    // One alternative: its posting is the slot's best (a term has one posting
+                    // per skill), added at once.
+                    let c = &mut cursor[first_alt[i]];
+                    let range = *c..self.range(alt.term).end;
+                    let (idf, bit) = (alt.idf, slot_bit(i));
+                    *c = self.docs.each_below(range, &self.sat, end, |d, m, sat| {
+                        let l = (d - start) & (WINDOW - 1);
+                        if only_marked && !marked[l] {
+                            return;
+                        }
+                        if total[l] == 0.0 {
+                            in_window.push(l as u32);
+                        }
+                        add_slot(slot, idf * f64::from(sat), m, &mut total[l], &mut words[l]);
+                        masks[l] |= bit;
+                    });
+                    continue;
+                }
                 for (j, alt) in slot.alts.iter().enumerate() {
                     let c = &mut cursor[first_alt[i] + j];
                     let range = *c..self.range(alt.term).end;
