@@ -88,6 +88,21 @@ pub fn from_raw<T: Pod>(bytes: &[u8]) -> Result<Vec<T>, String> {
     Ok(bytes.chunks_exact(T::SIZE).map(T::get).collect())
 }
 
+/// The little-endian forms of `values`, concatenated (what [`extend_raw`] reads).
+pub fn put_raw<T: Pod>(values: &[T]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(values.len() * T::SIZE);
+    for &x in values {
+        x.put(&mut out);
+    }
+    out
+}
+
+/// Append the values of `bytes` (from [`put_raw`]) to `out`.
+pub fn extend_raw<T: Pod>(out: &mut Vec<T>, bytes: &[u8]) {
+    debug_assert!(bytes.len().is_multiple_of(T::SIZE));
+    out.extend(bytes.chunks_exact(T::SIZE).map(T::get));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
