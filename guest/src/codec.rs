@@ -121,6 +121,20 @@ mod tests {
     }
 
     #[test]
+    fn raw_chunks_append_to_one_array() {
+        let v: Vec<u32> = (0..1000).map(|i| i * 7919).collect();
+        let mut back: Vec<u32> = Vec::with_capacity(v.len());
+        for part in v.chunks(333) {
+            extend_raw(&mut back, &put_raw(part));
+        }
+        assert_eq!(back, v);
+        assert_eq!(
+            put_raw(&v),
+            from_raw::<u32>(&put_raw(&v)).map(|w| put_raw(&w)).unwrap()
+        );
+    }
+
+    #[test]
     fn damaged_input_is_an_error() {
         let bytes = encode(&(Raw(&[1u32, 2, 3][..]), 7u32));
         // Cut short, too long, or a byte string whose length is not a multiple of the size.
