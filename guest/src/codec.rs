@@ -88,6 +88,21 @@ pub fn from_raw<T: Pod>(bytes: &[u8]) -> Result<Vec<T>, String> {
     Ok(bytes.chunks_exact(T::SIZE).map(T::get).collect())
 }
 
+/// The little-endian forms of `values`, concatenated (what [`extend_raw`] reads).
+pub fn put_raw<T: Pod>(values: &[T]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(values.len() * T::SIZE);
+    for &x in values {
+        x.put(&mut out);
+    }
+    out
+}
+
+/// Append the values of `bytes` (from [`put_raw`]) to `out`.
+pub fn extend_raw<T: Pod>(out: &mut Vec<T>, bytes: &[u8]) {
+    debug_assert!(bytes.len().is_multiple_of(T::SIZE));
+    out.extend(bytes.chunks_exact(T::SIZE).map(T::get));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,6 +118,20 @@ mod tests {
         assert_eq!(from_raw::<f32>(b).unwrap(), f);
         assert_eq!(from_raw::<[u32; 3]>(c).unwrap(), l);
         assert_eq!(s, "text");
+    }
+
+    #[test]
+    fn raw_chunks_append_to_one_array() {
+        let v: Vec<u32> = (0..1000).map(|i| i * 7919).collect();
+        let mut back: Vec<u32> = Vec::with_capacity(v.len());
+        for part in v.chunks(333) {
+            extend_raw(&mut back, &put_raw(part));
+        }
+        assert_eq!(back, v);
+        assert_eq!(
+            put_raw(&v),
+            from_raw::<u32>(&put_raw(&v)).map(|w| put_raw(&w)).unwrap()
+        );
     }
 
     #[test]

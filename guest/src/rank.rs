@@ -72,7 +72,7 @@
 //! [`WithDraft`] from the index with a draft skill in it (`rank/draft.rs`). A search, a
 //! draft's ranking and an explanation (`rank/explain.rs`) run the same code.
 
-use crate::codec::{Raw, decode, encode, from_raw};
+use crate::codec::{decode, encode};
 use crate::model::{ExplainTerm, Explanation};
 use crate::text::{Analyzer, JOINED, Term, analyze};
 use std::cmp::Ordering;
@@ -97,6 +97,7 @@ use pairs::*;
 use postings::*;
 use score::*;
 pub use score::{idf_of, truncate_utf8, within_one_edit};
+pub use snapshot::{CHUNK_BYTES, PartsReader};
 pub use stats::Statistics;
 
 /// The searchable text of one skill, extracted at index time (bodies are not kept).

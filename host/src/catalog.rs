@@ -40,7 +40,7 @@ use walk::*;
 use skills_engine::model::ChildKind;
 use skills_engine::walk::Child;
 
-use crate::index_cache::{self, ListingPrint};
+use crate::index_cache::{self, FileStamp, ListingPrint};
 use crate::runtime::{AccessFinding, AccessRule, Caller, HiddenSkill};
 use crate::runtime::{
     AssetInfo, AssetLocation, Catalogue, Diagnostic, EngineConfig, EngineError, EngineErrorKind,

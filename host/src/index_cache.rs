@@ -84,16 +84,39 @@ fn nanos(t: std::io::Result<SystemTime>) -> Option<i128> {
     })
 }
 
+/// What the fingerprint keeps of a listed file's metadata: its modification time, and on Unix
+/// its status-change time, inode and device. Small, since a walk holds one per file until it
+/// ends (the whole `Metadata` is about four times larger).
+#[derive(Debug, Clone, Copy)]
+pub struct FileStamp {
+    /// Modification time (nanoseconds since the epoch), `None` when it could not be read.
+    modified: Option<i128>,
+    #[cfg(unix)]
+    unix: [u64; 4],
+}
+
+impl FileStamp {
+    pub fn new(meta: &cap_std::fs::Metadata) -> Self {
+        Self {
+            modified: nanos(meta.modified().map(|t| t.into_std())),
+            #[cfg(unix)]
+            unix: {
+                use cap_std::fs::MetadataExt as _;
+                [
+                    meta.ctime() as u64,
+                    meta.ctime_nsec() as u64,
+                    meta.ino(),
+                    meta.dev(),
+                ]
+            },
+        }
+    }
+}
+
 impl ListingPrint {
-    /// Add one listed entry (`meta`: a file's metadata, `None` for folders and symlinks, which
-    /// are never read).
-    pub fn entry(
-        &mut self,
-        path: &str,
-        kind: EntryKind,
-        size: u64,
-        meta: Option<&cap_std::fs::Metadata>,
-    ) {
+    /// Add one listed entry (`stamp`: a file's, `None` for folders and symlinks, which are
+    /// never read).
+    pub fn entry(&mut self, path: &str, kind: EntryKind, size: u64, stamp: Option<&FileStamp>) {
         let kind = match kind {
             EntryKind::File => 0u8,
             EntryKind::Directory => 1,
@@ -106,27 +129,15 @@ impl ListingPrint {
         if kind != 0 {
             return;
         }
-        let Some(meta) = meta else {
-            self.complete = false;
-            return;
-        };
-        let Some(modified) = nanos(meta.modified().map(|t| t.into_std())) else {
+        let Some(modified) = stamp.and_then(|s| s.modified) else {
             self.complete = false;
             return;
         };
         self.newest = self.newest.max(modified);
         self.sha.update(modified.to_le_bytes());
         #[cfg(unix)]
-        {
-            use cap_std::fs::MetadataExt as _;
-            for x in [
-                meta.ctime() as u64,
-                meta.ctime_nsec() as u64,
-                meta.ino(),
-                meta.dev(),
-            ] {
-                self.sha.update(x.to_le_bytes());
-            }
+        for x in stamp.map(|s| s.unix).unwrap_or_default() {
+            self.sha.update(x.to_le_bytes());
         }
     }
 

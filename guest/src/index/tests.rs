@@ -1389,6 +1389,36 @@ fn restore_checked(sections: &[Vec<u8>]) -> bool {
     true
 }
 
+/// With the unit tests' tiny section sizes, the spec tree's arrays, reports, documents and
+/// metadata each span several sections, and the restore (appending chunk after chunk into
+/// arrays reserved at their size) gives the same index: the same answers, the same snapshot.
+#[test]
+fn snapshot_in_many_small_sections_restores_the_same_index() {
+    let idx = spec_tree().index();
+    let good = good_snapshot();
+    let largest = good.iter().map(Vec::len).max().unwrap();
+    // (more search index parts than its 2 plus one per large array; more skills than a section)
+    assert!(idx.search_index.as_ref().unwrap().parts() > 12);
+    assert!(idx.docs.len() > 3 && idx.reports.len() > 3);
+    assert!(
+        largest <= crate::rank::CHUNK_BYTES.max(1024),
+        "a section of {largest} bytes"
+    );
+    let count = good.len() as u32;
+    let mut copy = Index::new(EngineConfig::default());
+    for (n, bytes) in good.iter().enumerate() {
+        copy.restore_section(n as u32, count, bytes).unwrap();
+    }
+    for q in ["react authentication", "deploy", "login form", "reac"] {
+        assert_eq!(copy.search(q, 10), idx.search(q, 10), "{q}");
+    }
+    assert_eq!(copy.reports(), idx.reports());
+    let again: Vec<Vec<u8>> = (0..count)
+        .map(|k| copy.snapshot_section(k).unwrap())
+        .collect();
+    assert!(again == good, "the restored index snapshots the same");
+}
+
 fn good_snapshot() -> Vec<Vec<u8>> {
     let idx = spec_tree().index();
     let n = idx.snapshot_sections().unwrap();

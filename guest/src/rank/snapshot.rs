@@ -1,79 +1,243 @@
 //! The index as snapshot sections (for the index cache), and their consistency check.
+//!
+//! Parts: 0 holds the few fields and every large array's length, 1 the documents' paths, then
+//! each large array follows as raw little-endian chunks of at most [`CHUNK_BYTES`] bytes, one
+//! part per chunk. No part is large, so neither the engine nor its host ever holds a whole
+//! array twice (bytes and decoded values) while saving or restoring; the restore reserves each
+//! array once at its final size and appends the chunks to it.
 
 use super::*;
+use crate::codec::{Pod, extend_raw, put_raw};
+
+/// Most bytes of one raw chunk part (tiny in unit tests, so that their indexes span several).
+pub const CHUNK_BYTES: usize = if cfg!(test) { 64 } else { 1 << 20 };
+
+/// Number of large arrays, in part order (see [`SearchIndex::array_lens`]).
+const ARRAYS: usize = 10;
+
+/// Sizes in bytes of one element of each large array (the document numbers' depend on their
+/// width).
+fn elem_sizes(wide: bool) -> [usize; ARRAYS] {
+    [
+        u32::SIZE,                                // term_ends
+        u32::SIZE,                                // offsets
+        if wide { u32::SIZE } else { u16::SIZE }, // docs
+        f32::SIZE,                                // sat
+        u32::SIZE,                                // tf_offsets
+        u8::SIZE,                                 // tf_bytes
+        <[u32; NUM_FIELDS]>::SIZE,                // lens
+        i32::SIZE,                                // priority
+        u32::SIZE,                                // seq
+        u32::SIZE,                                // seq_ends
+    ]
+}
+
+/// Elements of an array of `size`-byte elements in one chunk.
+fn per_chunk(size: usize) -> usize {
+    (CHUNK_BYTES / size).max(1)
+}
+
+/// Where raw part `k` (counted from the first raw part) lies: the array and its elements.
+fn locate(
+    lens: &[usize; ARRAYS],
+    sizes: &[usize; ARRAYS],
+    mut k: usize,
+) -> Option<(usize, std::ops::Range<usize>)> {
+    for a in 0..ARRAYS {
+        let per = per_chunk(sizes[a]);
+        let chunks = lens[a].div_ceil(per);
+        if k < chunks {
+            let start = k * per;
+            return Some((a, start..(start + per).min(lens[a])));
+        }
+        k -= chunks;
+    }
+    None
+}
+
+/// Number of parts of an index whose arrays have `lens` elements.
+fn part_count(lens: &[usize; ARRAYS], sizes: &[usize; ARRAYS]) -> u32 {
+    let raw: usize = (0..ARRAYS)
+        .map(|a| lens[a].div_ceil(per_chunk(sizes[a])))
+        .sum();
+    u32::try_from(2 + raw).unwrap_or(u32::MAX)
+}
+
+/// A restore of a search index under way (parts in order, from 0).
+#[derive(Debug, Default)]
+pub struct PartsReader {
+    index: SearchIndex,
+    /// From part 0: each array's length and element size, and the number of parts.
+    layout: Option<([usize; ARRAYS], [usize; ARRAYS], u32)>,
+    next: u32,
+}
+
+impl PartsReader {
+    /// Read the next part, `k` (parts come in order).
+    pub fn part(&mut self, k: u32, bytes: &[u8]) -> Result<(), String> {
+        if k != self.next {
+            return Err(format!(
+                "search index part {k} where {} was expected",
+                self.next
+            ));
+        }
+        let ix = &mut self.index;
+        match (k, &self.layout) {
+            (0, _) => {
+                #[allow(clippy::type_complexity)]
+                let (params, n_docs, avg, typo, terms, wide, lens): (
+                    Params,
+                    u64,
+                    _,
+                    _,
+                    String,
+                    bool,
+                    [u64; ARRAYS],
+                ) = decode(bytes)?;
+                let lens = lens.map(|l| usize::try_from(l).unwrap_or(usize::MAX));
+                let sizes = elem_sizes(wide);
+                let total = (0..ARRAYS)
+                    .try_fold(0usize, |t, a| t.checked_add(lens[a].checked_mul(sizes[a])?));
+                // (a garbled length must not make the restore reserve the whole memory)
+                if total.is_none_or(|t| t > u32::MAX as usize / 2) {
+                    return Err("search index: implausible array lengths".into());
+                }
+                ix.params = params;
+                ix.n_docs = usize::try_from(n_docs).map_err(|e| e.to_string())?;
+                ix.avg = avg;
+                ix.typo_by_len = typo;
+                ix.terms = terms;
+                ix.term_ends = Vec::with_capacity(lens[0]);
+                ix.offsets = Vec::with_capacity(lens[1]);
+                ix.docs = if wide {
+                    DocIds::Wide(Vec::with_capacity(lens[2]))
+                } else {
+                    DocIds::Narrow(Vec::with_capacity(lens[2]))
+                };
+                ix.sat = Vec::with_capacity(lens[3]);
+                ix.tf_offsets = Vec::with_capacity(lens[4]);
+                ix.tf_bytes = Vec::with_capacity(lens[5]);
+                ix.lens = Vec::with_capacity(lens[6]);
+                ix.priority = Vec::with_capacity(lens[7]);
+                ix.seq = Vec::with_capacity(lens[8]);
+                ix.seq_ends = Vec::with_capacity(lens[9]);
+                self.layout = Some((lens, sizes, part_count(&lens, &sizes)));
+            }
+            (_, None) => return Err("search index part 0 must come first".into()),
+            (1, Some(_)) => ix.paths = decode(bytes)?,
+            (k, Some((lens, sizes, _))) => {
+                let (a, range) = locate(lens, sizes, k as usize - 2)
+                    .ok_or_else(|| format!("no search index part {k}"))?;
+                if bytes.len() != range.len() * sizes[a] {
+                    return Err(format!(
+                        "search index part {k}: {} bytes where {} were expected",
+                        bytes.len(),
+                        range.len() * sizes[a]
+                    ));
+                }
+                match a {
+                    0 => extend_raw(&mut ix.term_ends, bytes),
+                    1 => extend_raw(&mut ix.offsets, bytes),
+                    2 => match &mut ix.docs {
+                        DocIds::Narrow(v) => extend_raw(v, bytes),
+                        DocIds::Wide(v) => extend_raw(v, bytes),
+                    },
+                    3 => extend_raw(&mut ix.sat, bytes),
+                    4 => extend_raw(&mut ix.tf_offsets, bytes),
+                    5 => extend_raw(&mut ix.tf_bytes, bytes),
+                    6 => extend_raw(&mut ix.lens, bytes),
+                    7 => extend_raw(&mut ix.priority, bytes),
+                    8 => extend_raw(&mut ix.seq, bytes),
+                    _ => extend_raw(&mut ix.seq_ends, bytes),
+                }
+            }
+        }
+        self.next += 1;
+        Ok(())
+    }
+
+    /// The number of parts part 0 announced (`None` before part 0).
+    pub fn parts(&self) -> Option<u32> {
+        self.layout.as_ref().map(|l| l.2)
+    }
+
+    /// Whether every announced part was read.
+    pub fn complete(&self) -> bool {
+        self.parts() == Some(self.next)
+    }
+
+    /// The index read (check it with [`SearchIndex::check`]).
+    pub fn finish(self) -> SearchIndex {
+        self.index
+    }
+}
 
 impl SearchIndex {
-    /// Number of sections [`SearchIndex::encode_part`] writes.
-    pub const PARTS: u32 = 8;
+    /// The large arrays' lengths, in part order.
+    fn array_lens(&self) -> [usize; ARRAYS] {
+        let docs = match &self.docs {
+            DocIds::Narrow(v) => v.len(),
+            DocIds::Wide(v) => v.len(),
+        };
+        [
+            self.term_ends.len(),
+            self.offsets.len(),
+            docs,
+            self.sat.len(),
+            self.tf_offsets.len(),
+            self.tf_bytes.len(),
+            self.lens.len(),
+            self.priority.len(),
+            self.seq.len(),
+            self.seq_ends.len(),
+        ]
+    }
 
-    /// Part `k` (below [`SearchIndex::PARTS`]) of the index, for a snapshot: each part is a
-    /// few fields, the large arrays as raw little-endian bytes.
+    fn wide(&self) -> bool {
+        matches!(self.docs, DocIds::Wide(_))
+    }
+
+    /// Number of parts [`SearchIndex::encode_part`] writes.
+    pub fn parts(&self) -> u32 {
+        part_count(&self.array_lens(), &elem_sizes(self.wide()))
+    }
+
+    /// Part `k` (below [`SearchIndex::parts`]) of the index, for a snapshot: read back in
+    /// order with a [`PartsReader`].
     pub fn encode_part(&self, k: u32) -> Vec<u8> {
+        let lens = self.array_lens();
         match k {
             0 => encode(&(
                 &self.params,
                 self.n_docs as u64,
                 self.avg,
                 &self.typo_by_len,
+                &self.terms,
+                self.wide(),
+                lens.map(|l| l as u64),
             )),
-            1 => encode(&(&self.terms, Raw(&self.term_ends))),
-            2 => encode(&Raw(&self.offsets)),
-            3 => match &self.docs {
-                DocIds::Narrow(v) => encode(&(false, Raw(v))),
-                DocIds::Wide(v) => encode(&(true, Raw(v))),
-            },
-            4 => encode(&Raw(&self.sat)),
-            5 => encode(&(Raw(&self.tf_offsets), Raw(&self.tf_bytes))),
-            6 => encode(&(Raw(&self.lens), Raw(&self.priority), &self.paths)),
-            _ => encode(&(Raw(&self.seq), Raw(&self.seq_ends))),
-        }
-    }
-
-    /// Read part `k` of [`SearchIndex::encode_part`] into `self` (parts in any order; check
-    /// the whole with [`SearchIndex::check`]).
-    pub fn decode_part(&mut self, k: u32, bytes: &[u8]) -> Result<(), String> {
-        match k {
-            0 => {
-                let (params, n_docs, avg, typo): (Params, u64, _, _) = decode(bytes)?;
-                self.params = params;
-                self.n_docs = usize::try_from(n_docs).map_err(|e| e.to_string())?;
-                self.avg = avg;
-                self.typo_by_len = typo;
-            }
-            1 => {
-                let (terms, ends): (String, &[u8]) = decode(bytes)?;
-                self.terms = terms;
-                self.term_ends = from_raw(ends)?;
-            }
-            2 => self.offsets = from_raw(decode(bytes)?)?,
-            3 => {
-                let (wide, ids): (bool, &[u8]) = decode(bytes)?;
-                self.docs = if wide {
-                    DocIds::Wide(from_raw(ids)?)
-                } else {
-                    DocIds::Narrow(from_raw(ids)?)
+            1 => encode(&self.paths),
+            k => {
+                let Some((a, r)) = locate(&lens, &elem_sizes(self.wide()), k as usize - 2) else {
+                    return Vec::new();
                 };
+                match a {
+                    0 => put_raw(&self.term_ends[r]),
+                    1 => put_raw(&self.offsets[r]),
+                    2 => match &self.docs {
+                        DocIds::Narrow(v) => put_raw(&v[r]),
+                        DocIds::Wide(v) => put_raw(&v[r]),
+                    },
+                    3 => put_raw(&self.sat[r]),
+                    4 => put_raw(&self.tf_offsets[r]),
+                    5 => put_raw(&self.tf_bytes[r]),
+                    6 => put_raw(&self.lens[r]),
+                    7 => put_raw(&self.priority[r]),
+                    8 => put_raw(&self.seq[r]),
+                    _ => put_raw(&self.seq_ends[r]),
+                }
             }
-            4 => self.sat = from_raw(decode(bytes)?)?,
-            5 => {
-                let (offsets, tf): (&[u8], &[u8]) = decode(bytes)?;
-                self.tf_offsets = from_raw(offsets)?;
-                self.tf_bytes = tf.to_vec();
-            }
-            6 => {
-                let (lens, priority, paths): (&[u8], &[u8], Vec<String>) = decode(bytes)?;
-                self.lens = from_raw(lens)?;
-                self.priority = from_raw(priority)?;
-                self.paths = paths;
-            }
-            7 => {
-                let (seq, ends): (&[u8], &[u8]) = decode(bytes)?;
-                self.seq = from_raw(seq)?;
-                self.seq_ends = from_raw(ends)?;
-            }
-            _ => return Err(format!("no search index part {k}")),
         }
-        Ok(())
     }
 
     /// Whether the parts fit together (lengths and offsets in range), so that queries cannot

@@ -121,8 +121,8 @@ struct CapFolders<'a> {
 }
 
 impl skills_engine::walk::Folders for CapFolders<'_> {
-    /// A file's metadata, for the index cache's fingerprint.
-    type Meta = cap_std::fs::Metadata;
+    /// What the index cache's fingerprint needs of a file's metadata.
+    type Meta = FileStamp;
 
     fn list(&mut self, path: &str) -> skills_engine::walk::Listed<Self::Meta> {
         let listed = if path.is_empty() {
@@ -162,7 +162,7 @@ impl skills_engine::walk::Folders for CapFolders<'_> {
                     name: Ok(name),
                     kind,
                     size: meta.as_ref().map_or(0, |m| m.len()),
-                    meta,
+                    meta: meta.as_ref().map(FileStamp::new),
                 })
             })
             .collect())
@@ -173,15 +173,14 @@ impl skills_engine::walk::Folders for CapFolders<'_> {
 pub(super) fn walk(dir: &Dir, root: u32, policy: &skills_engine::WalkPolicy) -> Listing {
     let walked = skills_engine::walk::walk(&mut CapFolders { dir }, root, policy);
     let mut print = ListingPrint::default();
-    let entries = walked
-        .entries
-        .into_iter()
-        .map(|(e, meta)| {
-            let entry = crate::output::entry_back(e);
-            print.entry(&entry.path, entry.kind, entry.size, meta.as_ref());
-            entry
-        })
-        .collect();
+    // A new vector, not one collected in place: that would keep the walk's larger allocation
+    // (entries with their stamps) as long as the listing lives.
+    let mut entries = Vec::with_capacity(walked.entries.len());
+    for (e, stamp) in walked.entries {
+        let entry = crate::output::entry_back(e);
+        print.entry(&entry.path, entry.kind, entry.size, stamp.as_ref());
+        entries.push(entry);
+    }
     if walked.incomplete {
         print.mark_incomplete();
     }
