@@ -209,6 +209,11 @@ impl Shared {
         let mut config = Config::new();
         config.wasm_component_model(true);
         config.epoch_interruption(true);
+        // Operator's switch for profiling the engine with `perf`: wasmtime writes
+        // /tmp/perf-PID.map, naming the compiled wasm functions (docs/performance.md).
+        if std::env::var_os("SKILLS_MCP_PERFMAP").is_some_and(|v| v == "1") {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         let engine = Engine::new(&config)
             .map_err(wt)
             .context("configuring wasmtime")?;
