@@ -127,6 +127,8 @@ pub(crate) struct View {
     /// Every skill the Skills extension lists, with its path there, sorted by that path (the
     /// engine decides both).
     pub ext: Vec<ExtensionSkill>,
+    /// Indexes of `ext` ordered by skill path (a search result's URI is found by bisection).
+    pub ext_by_skill: Vec<u32>,
     /// Skills extension entries built so far.
     pub extension: extension::Cache,
 }
@@ -606,11 +608,13 @@ impl View {
             tracing::error!("listing the Skills extension's skills failed: {e:#}");
             Vec::new()
         });
+        let ext_by_skill = extension::by_skill_path(&ext);
         Self {
             catalog,
             generation,
             skills,
             ext,
+            ext_by_skill,
             instructions,
             get_skill_description,
             extension: extension::Cache::default(),
