@@ -86,7 +86,8 @@ pub struct Services {
 #[derive(Clone)]
 pub struct SkillsServer {
     inner: Arc<Inner>,
-    tool_router: ToolRouter<Self>,
+    /// Shared by the clones (one per request and more): a clone copies no tool description.
+    tool_router: Arc<ToolRouter<Self>>,
 }
 
 struct Inner {
@@ -255,7 +256,7 @@ impl SkillsServer {
                 reported: Mutex::new(HashSet::new()),
                 log_clients: Mutex::new(Vec::new()),
             }),
-            tool_router: Self::tool_router(),
+            tool_router: Arc::new(Self::tool_router()),
         };
         // The first view now, off the async threads (`get_info` never computes one).
         server.view();
