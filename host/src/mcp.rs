@@ -110,6 +110,8 @@ struct Inner {
     reported: Mutex<HashSet<String>>,
     /// Sessions whose log events are forwarded (`notifications/message`), with their level.
     log_clients: Mutex<Vec<(Peer<RoleServer>, crate::logging::ClientLevel)>>,
+    /// Permits for the searches that hold a thread of the blocking pool ([`Self::searching`]).
+    searches: tokio::sync::Semaphore,
 }
 
 /// What the server derives from one catalogue snapshot (built on first use after a change).
@@ -164,6 +166,16 @@ pub(crate) fn summary_of(
 
 /// Callers whose views' derived data is kept.
 const CALLER_VIEWS: usize = 64;
+
+/// Searches that may hold a thread of the blocking pool at once ([`SkillsServer::searching`]).
+///
+/// The engine runs one call at a time. Without a bound, every concurrent search took a pool
+/// thread that then waited for the engine's lock: at 64 HTTP clients, 82 threads, about 8 `futex`
+/// calls and 5.6 context switches a search, and tail latencies from the lock's unfair wake-ups
+/// (a search could wait for many later ones). A few threads keep the engine busy (one search in
+/// it, the next ones ready) while the others wait, in order, as tasks: measured with
+/// `benches/http_wrk.sh`, 2 to 16 permits against none, 4 among the best (docs/performance.md).
+const SEARCHES_IN_BLOCKING: usize = 4;
 
 /// Skills asked of the engine per call when listing them all.
 const SUMMARY_PAGE: u32 = 1024;
@@ -255,6 +267,7 @@ impl SkillsServer {
                 peers: tokio::sync::Mutex::new(Vec::new()),
                 reported: Mutex::new(HashSet::new()),
                 log_clients: Mutex::new(Vec::new()),
+                searches: tokio::sync::Semaphore::new(SEARCHES_IN_BLOCKING),
             }),
             tool_router: Arc::new(Self::tool_router()),
         };
@@ -392,6 +405,18 @@ impl SkillsServer {
         })
         .await
         .expect("an engine call panicked")
+    }
+
+    /// As [`Self::blocking`], for a search: at most [`SEARCHES_IN_BLOCKING`] searches hold a
+    /// thread of the blocking pool at a time; the others wait for a permit here, in arrival
+    /// order, as tasks (no thread each).
+    pub(crate) async fn searching<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&SkillsServer, &View) -> T + Send + 'static,
+    ) -> T {
+        // The semaphore is never closed: `Err` cannot happen (and would only skip the wait).
+        let _permit = self.inner.searches.acquire().await;
+        self.blocking(f).await
     }
 
     /// Rebuild the index off the async threads, then tell every client (the one call a git

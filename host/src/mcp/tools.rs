@@ -611,7 +611,7 @@ impl SkillsServer {
                 "limit: {limit} is out of range; allowed: 1 to {MAX_SEARCH_LIMIT} (default {DEFAULT_SEARCH_LIMIT})"
             ));
         }
-        self.blocking(move |_, view| {
+        self.searching(move |_, view| {
             let hits = view
                 .catalog
                 .search(&query, limit)
