@@ -4,7 +4,8 @@
 # (`--metrics-listen`) and no access rules; wrk sends stateless MCP POSTs of `search_skills`
 # (benches/wrk/search.lua), the 240 dev requests (each entry's `short` and `task` strings of
 # ../shared/eval/dev_queries.json) cycled. After a warm-up it runs
-# `wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency` and prints requests/s, p50, p99, errors.
+# `wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency` and prints requests/s, p50, p99, errors,
+# and the CPU time the server and wrk spent per request (user + system).
 #
 #   cargo build --release -p skills-mcp
 #   benches/http_wrk.sh                      # target/release/skills-mcp, -t2 -c64 -d10s
@@ -82,13 +83,25 @@ echo "server: $binary (pid $server_pid) on $url, corpus $corpus ($(grep -o '[0-9
 echo "queries: $(wc -l <"$work/queries.txt") dev requests; wrk -t$threads -c$connections -d$duration --latency; $(nproc) cpus; load: $(uptime | sed 's/.*load average: //')"
 wrk -t"$threads" -c"$connections" -d"$warmup" -s "$script" "$url" -- "$work/queries.txt" >"$work/warmup.txt"
 grep wrk-summary "$work/warmup.txt" | sed 's/^wrk-summary/warm-up:/'
+# CPU seconds (user + system) the server has used so far.
+server_cpu() {
+  awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$server_pid/stat"
+}
 for run in $(seq "$runs"); do
-  wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$script" "$url" -- "$work/queries.txt" \
-    >"$work/run.txt"
+  cpu_before=$(server_cpu)
+  # wrk's own CPU (user + system seconds) through bash's `time`.
+  { TIMEFORMAT='%U %S'; time wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$script" \
+    "$url" -- "$work/queries.txt" >"$work/run.txt"; } 2>"$work/wrk-cpu.txt"
+  cpu_after=$(server_cpu)
   [[ $runs == 1 ]] && cat "$work/run.txt"
   summary=$(grep wrk-summary "$work/run.txt")
+  requests=$(sed 's/.*requests=\([0-9]*\).*/\1/' <<<"$summary")
+  # CPU time per request, in microseconds: on a shared machine, a figure that does not depend
+  # on how much of the CPUs the other processes left.
+  per_request=$(awk -v a="$cpu_before" -v b="$cpu_after" -v n="$requests" -v w="$(cat "$work/wrk-cpu.txt")" \
+    'BEGIN { split(w, t, " "); printf "server_cpu_us=%.0f wrk_cpu_us=%.0f", (b - a) * 1e6 / n, (t[1] + t[2]) * 1e6 / n }')
   rss=$(awk '/VmRSS|VmHWM/ {printf "%s %.1f MiB ", $1, $2 / 1024}' "/proc/$server_pid/status")
-  echo "run $run: ${summary#wrk-summary } server ${rss}load $(cut -d' ' -f1 /proc/loadavg)"
+  echo "run $run: ${summary#wrk-summary } $per_request server ${rss}load $(cut -d' ' -f1 /proc/loadavg)"
 done
 metrics=$(python3 -c 'import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())' \
   "http://127.0.0.1:$metrics_port/metrics" | grep -c '^skills_mcp' || true)
