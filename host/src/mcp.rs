@@ -174,7 +174,8 @@ const CALLER_VIEWS: usize = 64;
 /// calls and 5.6 context switches a search, and tail latencies from the lock's unfair wake-ups
 /// (a search could wait for many later ones). A few threads keep the engine busy (one search in
 /// it, the next ones ready) while the others wait, in order, as tasks: measured with
-/// `benches/http_wrk.sh`, 2 to 16 permits against none, 4 among the best (docs/performance.md).
+/// `benches/http_wrk.sh`, 1 to 16 permits against none: 1 and 2 lose throughput, 3 to 16 are
+/// within the noise, 4 is taken (docs/performance.md).
 const SEARCHES_IN_BLOCKING: usize = 4;
 
 /// Skills asked of the engine per call when listing them all.
