@@ -86,7 +86,8 @@ pub struct Services {
 #[derive(Clone)]
 pub struct SkillsServer {
     inner: Arc<Inner>,
-    tool_router: ToolRouter<Self>,
+    /// Shared by the clones (one per request and more): a clone copies no tool description.
+    tool_router: Arc<ToolRouter<Self>>,
 }
 
 struct Inner {
@@ -109,6 +110,8 @@ struct Inner {
     reported: Mutex<HashSet<String>>,
     /// Sessions whose log events are forwarded (`notifications/message`), with their level.
     log_clients: Mutex<Vec<(Peer<RoleServer>, crate::logging::ClientLevel)>>,
+    /// Permits for the searches that hold a thread of the blocking pool ([`Self::searching`]).
+    searches: tokio::sync::Semaphore,
 }
 
 /// What the server derives from one catalogue snapshot (built on first use after a change).
@@ -127,6 +130,8 @@ pub(crate) struct View {
     /// Every skill the Skills extension lists, with its path there, sorted by that path (the
     /// engine decides both).
     pub ext: Vec<ExtensionSkill>,
+    /// Indexes of `ext` ordered by skill path (a search result's URI is found by bisection).
+    pub ext_by_skill: Vec<u32>,
     /// Skills extension entries built so far.
     pub extension: extension::Cache,
 }
@@ -161,6 +166,17 @@ pub(crate) fn summary_of(
 
 /// Callers whose views' derived data is kept.
 const CALLER_VIEWS: usize = 64;
+
+/// Searches that may hold a thread of the blocking pool at once ([`SkillsServer::searching`]).
+///
+/// The engine runs one call at a time. Without a bound, every concurrent search took a pool
+/// thread that then waited for the engine's lock: at 64 HTTP clients, 82 threads, about 8 `futex`
+/// calls and 5.6 context switches a search, and tail latencies from the lock's unfair wake-ups
+/// (a search could wait for many later ones). A few threads keep the engine busy (one search in
+/// it, the next ones ready) while the others wait, in order, as tasks: measured with
+/// `benches/http_wrk.sh`, 1 to 16 permits against none: 1 and 2 lose throughput, 3 to 16 are
+/// within the noise, 4 is taken (docs/performance.md).
+const SEARCHES_IN_BLOCKING: usize = 4;
 
 /// Skills asked of the engine per call when listing them all.
 const SUMMARY_PAGE: u32 = 1024;
@@ -252,8 +268,9 @@ impl SkillsServer {
                 peers: tokio::sync::Mutex::new(Vec::new()),
                 reported: Mutex::new(HashSet::new()),
                 log_clients: Mutex::new(Vec::new()),
+                searches: tokio::sync::Semaphore::new(SEARCHES_IN_BLOCKING),
             }),
-            tool_router: Self::tool_router(),
+            tool_router: Arc::new(Self::tool_router()),
         };
         // The first view now, off the async threads (`get_info` never computes one).
         server.view();
@@ -389,6 +406,18 @@ impl SkillsServer {
         })
         .await
         .expect("an engine call panicked")
+    }
+
+    /// As [`Self::blocking`], for a search: at most [`SEARCHES_IN_BLOCKING`] searches hold a
+    /// thread of the blocking pool at a time; the others wait for a permit here, in arrival
+    /// order, as tasks (no thread each).
+    pub(crate) async fn searching<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&SkillsServer, &View) -> T + Send + 'static,
+    ) -> T {
+        // The semaphore is never closed: `Err` cannot happen (and would only skip the wait).
+        let _permit = self.inner.searches.acquire().await;
+        self.blocking(f).await
     }
 
     /// Rebuild the index off the async threads, then tell every client (the one call a git
@@ -606,11 +635,13 @@ impl View {
             tracing::error!("listing the Skills extension's skills failed: {e:#}");
             Vec::new()
         });
+        let ext_by_skill = extension::by_skill_path(&ext);
         Self {
             catalog,
             generation,
             skills,
             ext,
+            ext_by_skill,
             instructions,
             get_skill_description,
             extension: extension::Cache::default(),

@@ -97,24 +97,56 @@ pub(crate) enum Source {
     Disk { root: u32, path: String },
 }
 
-/// Characters kept as they are in a URI path segment (RFC 3986 `pchar` minus `%`).
-fn keep(c: char) -> bool {
-    c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:@".contains(c)
+/// Bytes kept as they are in a URI path segment (RFC 3986 `pchar` minus `%`; never a byte of
+/// a multi-byte character).
+fn keep(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+        || matches!(
+            b,
+            b'-' | b'.'
+                | b'_'
+                | b'~'
+                | b'!'
+                | b'$'
+                | b'&'
+                | b'\''
+                | b'('
+                | b')'
+                | b'*'
+                | b'+'
+                | b','
+                | b';'
+                | b'='
+                | b':'
+                | b'@'
+        )
 }
 
-/// A path with each segment percent-encoded where needed.
+/// A path with each segment percent-encoded where needed (each byte of a character that is not
+/// kept, as `%XX`).
 pub fn encode_path(path: &str) -> String {
-    let mut out = String::with_capacity(path.len());
-    for c in path.chars() {
-        if c == '/' || keep(c) {
-            out.push(c);
-        } else {
-            let mut buf = [0u8; 4];
-            for b in c.encode_utf8(&mut buf).bytes() {
-                out.push_str(&format!("%{b:02X}"));
-            }
+    push_encoded(String::with_capacity(path.len()), path)
+}
+
+/// `out` followed by `path` percent-encoded as [`encode_path`] does.
+fn push_encoded(mut out: String, path: &str) -> String {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let mut kept = 0;
+    for (i, &b) in path.as_bytes().iter().enumerate() {
+        if b == b'/' || keep(b) {
+            continue;
         }
+        // The bytes kept since the last encoded one are ASCII: whole characters.
+        if kept < i {
+            out.push_str(&path[kept..i]);
+        }
+        out.push('%');
+        out.push(char::from(HEX[usize::from(b >> 4)]));
+        out.push(char::from(HEX[usize::from(b & 15)]));
+        kept = i + 1;
     }
+    // The rest, when not empty, is kept ASCII.
+    out.push_str(path.get(kept..).unwrap_or_default());
     out
 }
 
@@ -146,21 +178,42 @@ pub fn skill_md_uri(skill_path: &str) -> String {
     file_uri(skill_path, "SKILL.md")
 }
 
-/// The `SKILL.md` URI under which the extension lists a skill (by skill path), if it does.
+/// The `SKILL.md` URI under which the extension lists a skill (by skill path), if it does (the
+/// first entry of `view.ext` with that skill path, found through `view.ext_by_skill`).
 pub(crate) fn uri_of(view: &View, skill_path: &str) -> Option<String> {
-    view.ext
-        .iter()
-        .find(|s| s.skill_path == skill_path)
-        .map(|s| skill_md_uri(&s.ext_path))
+    by_skill(&view.ext, &view.ext_by_skill, skill_path).map(|s| skill_md_uri(&s.ext_path))
+}
+
+/// The first entry of `ext` whose skill path is `skill_path`; `order` is [`by_skill_path`]'s.
+fn by_skill<'e>(
+    ext: &'e [ExtensionSkill],
+    order: &[u32],
+    skill_path: &str,
+) -> Option<&'e ExtensionSkill> {
+    let at = order.partition_point(|&i| ext[i as usize].skill_path.as_str() < skill_path);
+    let s = &ext[*order.get(at)? as usize];
+    (s.skill_path == skill_path).then_some(s)
+}
+
+/// Indexes of `ext` ordered by skill path, then by index (for [`uri_of`]).
+pub(crate) fn by_skill_path(ext: &[ExtensionSkill]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..ext.len() as u32).collect();
+    order.sort_by(|&a, &b| {
+        ext[a as usize]
+            .skill_path
+            .cmp(&ext[b as usize].skill_path)
+            .then(a.cmp(&b))
+    });
+    order
 }
 
 /// `skill://<skill-path>/<relative>`.
 pub fn file_uri(skill_path: &str, relative: &str) -> String {
-    format!(
-        "{SCHEME}{}/{}",
-        encode_path(skill_path),
-        encode_path(relative)
-    )
+    let mut out = String::with_capacity(SCHEME.len() + skill_path.len() + relative.len() + 1);
+    out.push_str(SCHEME);
+    let mut out = push_encoded(out, skill_path);
+    out.push('/');
+    push_encoded(out, relative)
 }
 
 fn dir_uri(path: &str) -> String {
@@ -619,4 +672,83 @@ pub(crate) fn read_directory(
         result.next_cursor = Some(end.to_string());
     }
     Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `encode_path` as it was written first (one character at a time).
+    fn encode_path_reference(path: &str) -> String {
+        let keep = |c: char| c.is_ascii_alphanumeric() || "-._~!$&'()*+,;=:@".contains(c);
+        let mut out = String::new();
+        for c in path.chars() {
+            if c == '/' || keep(c) {
+                out.push(c);
+            } else {
+                let mut buf = [0u8; 4];
+                for b in c.encode_utf8(&mut buf).bytes() {
+                    out.push_str(&format!("%{b:02X}"));
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn paths_are_encoded_as_before() {
+        let mut cases: Vec<String> = [
+            "",
+            "a/b/SKILL.md",
+            "owner__repo/skills/my skill/SKILL.md",
+            "é",
+            "/é/",
+            "aé",
+            "éa",
+            "日本語/スキル",
+            "100%/a?b#c[d]\"e\"",
+            "tab\there\n",
+            "-._~!$&'()*+,;=:@",
+            "emoji 🦀/x",
+        ]
+        .map(String::from)
+        .to_vec();
+        // Every character of the first 384 code points, alone and between ASCII letters.
+        for c in (0u32..384).filter_map(char::from_u32) {
+            cases.push(c.to_string());
+            cases.push(format!("a{c}b/{c}{c}"));
+        }
+        for path in &cases {
+            assert_eq!(encode_path(path), encode_path_reference(path), "{path:?}");
+        }
+        assert_eq!(
+            file_uri("a b/é", "SKILL.md"),
+            format!("{SCHEME}{}/SKILL.md", encode_path_reference("a b/é"))
+        );
+    }
+
+    #[test]
+    fn a_skill_path_finds_its_first_entry() {
+        let skill = |skill_path: &str, ext_path: &str| ExtensionSkill {
+            skill_path: skill_path.into(),
+            ext_path: ext_path.into(),
+            name: ext_path.rsplit('/').next().unwrap_or_default().into(),
+        };
+        let ext = vec![
+            skill("z/one", "a/one"),
+            skill("b/two", "b/two"),
+            skill("m/three", "c/three"),
+            skill("b/two", "d/two-again"),
+            skill("a", "e/a"),
+        ];
+        let order = by_skill_path(&ext);
+        for probe in [
+            "a", "b/two", "m/three", "z/one", "", "b", "b/twoo", "zz", "m",
+        ] {
+            let linear = ext.iter().find(|s| s.skill_path == probe);
+            assert_eq!(by_skill(&ext, &order, probe), linear, "{probe}");
+        }
+        assert_eq!(by_skill(&ext, &order, "b/two").unwrap().ext_path, "b/two");
+        assert!(by_skill(&[], &[], "a").is_none());
+    }
 }

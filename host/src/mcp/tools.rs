@@ -294,6 +294,80 @@ pub struct SearchResults {
     pub results: Vec<SearchResult>,
 }
 
+/// `search_skills`' answer: exactly what `Json<SearchResults>` gives (the results as structured
+/// content, and the same JSON, compact, with its keys in order, as text), with the text written
+/// straight from the results instead of from the `serde_json::Value` (a tree of maps walked a
+/// second time), into a buffer of about the right size.
+pub struct SearchAnswer(pub SearchResults);
+
+impl SearchAnswer {
+    /// The text of the answer: as `serde_json::to_value(&results)?.to_string()` writes it (a
+    /// `Value`'s object keys are sorted, so the fields are written in that order here).
+    fn text(&self) -> serde_json::Result<String> {
+        #[derive(Serialize)]
+        struct Sorted<'a> {
+            query: &'a str,
+            results: Vec<SortedResult<'a>>,
+        }
+        #[derive(Serialize)]
+        struct SortedResult<'a> {
+            description: &'a str,
+            name: &'a str,
+            score: f64,
+            skill_path: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            uri: Option<&'a str>,
+        }
+        let r = &self.0;
+        let sorted = Sorted {
+            query: &r.query,
+            results: r
+                .results
+                .iter()
+                .map(|h| SortedResult {
+                    description: &h.description,
+                    name: &h.name,
+                    score: h.score,
+                    skill_path: &h.skill_path,
+                    uri: h.uri.as_deref(),
+                })
+                .collect(),
+        };
+        // The strings, some escapes and each result's keys and score.
+        let size = r.query.len()
+            + 32
+            + r.results
+                .iter()
+                .map(|h| {
+                    h.description.len()
+                        + h.name.len()
+                        + h.skill_path.len()
+                        + h.uri.as_ref().map_or(0, String::len)
+                        + 96
+                })
+                .sum::<usize>();
+        let mut out = Vec::with_capacity(size + size / 8);
+        serde_json::to_writer(&mut out, &sorted)?;
+        String::from_utf8(out).map_err(serde::ser::Error::custom)
+    }
+}
+
+impl rmcp::handler::server::tool::IntoCallToolResult for SearchAnswer {
+    fn into_call_tool_result(self) -> Result<rmcp::model::CallToolResponse, rmcp::ErrorData> {
+        let failed = |e: serde_json::Error| {
+            rmcp::ErrorData::internal_error(
+                format!("Failed to serialize structured content: {e}"),
+                None,
+            )
+        };
+        let text = self.text().map_err(failed)?;
+        let value = serde_json::to_value(self.0).map_err(failed)?;
+        let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+        result.structured_content = Some(value);
+        Ok(result.into())
+    }
+}
+
 /// A node of the skill tree.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SkillNode {
@@ -519,12 +593,14 @@ impl SkillsServer {
     #[tool(
         name = "search_skills",
         description = SEARCH_SKILLS,
-        annotations(title = "Search skills", read_only_hint = true, open_world_hint = false)
+        annotations(title = "Search skills", read_only_hint = true, open_world_hint = false),
+        // What `Json<SearchResults>` would declare.
+        output_schema = rmcp::handler::server::tool::schema_for_output::<SearchResults>()
     )]
     async fn search_skills(
         &self,
         Parameters(p): Parameters<SearchSkillsParams>,
-    ) -> Result<Json<SearchResults>, String> {
+    ) -> Result<SearchAnswer, String> {
         let query = p.query.trim().to_string();
         if query.is_empty() {
             return Err("query: must not be empty; give a few words about what is needed".into());
@@ -535,22 +611,22 @@ impl SkillsServer {
                 "limit: {limit} is out of range; allowed: 1 to {MAX_SEARCH_LIMIT} (default {DEFAULT_SEARCH_LIMIT})"
             ));
         }
-        self.blocking(move |_, view| {
+        self.searching(move |_, view| {
             let hits = view
                 .catalog
                 .search(&query, limit)
                 .map_err(|e| format!("query: {}", message(&e)))?;
             let results = hits
-                .iter()
+                .into_iter()
                 .map(|h| SearchResult {
-                    skill_path: h.skill_path.clone(),
-                    name: h.name.clone(),
-                    description: h.description.clone(),
-                    score: round(h.score),
                     uri: extension::uri_of(view, &h.skill_path),
+                    skill_path: h.skill_path,
+                    name: h.name,
+                    description: h.description,
+                    score: round(h.score),
                 })
                 .collect();
-            Ok(Json(SearchResults { query, results }))
+            Ok(SearchAnswer(SearchResults { query, results }))
         })
         .await
     }
@@ -816,5 +892,69 @@ impl SkillsServer {
             &e.args_provided,
         );
         Ok(Json(outcome.response))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rmcp::handler::server::tool::IntoCallToolResult as _;
+
+    fn results(query: &str, n: usize) -> SearchResults {
+        let texts = [
+            "plain",
+            "quotes \" and \\ backslashes",
+            "control \u{1} \n \t characters",
+            "unicode é 日本 🦀 \u{2028}",
+            "",
+        ];
+        let scores = [
+            0.6769,
+            1.0,
+            0.0,
+            1e-7,
+            123456.789,
+            f64::NAN,
+            f64::INFINITY,
+            -0.5,
+        ];
+        SearchResults {
+            query: query.into(),
+            results: (0..n)
+                .map(|i| SearchResult {
+                    skill_path: format!("owner__repo/skills/{}-{i}", texts[i % texts.len()]),
+                    name: texts[(i + 1) % texts.len()].into(),
+                    description: texts[(i + 2) % texts.len()].repeat(i + 1),
+                    score: round(scores[i % scores.len()]),
+                    uri: (i % 3 != 1).then(|| format!("skill://x/{i}/SKILL.md")),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn the_search_answer_is_what_json_gives() {
+        for (query, n) in [
+            ("react login form", 10),
+            ("", 0),
+            ("q \"x\" é\n", 1),
+            ("many", 50),
+        ] {
+            let complete = |r: rmcp::model::CallToolResponse| match r {
+                rmcp::model::CallToolResponse::Complete(r) => r,
+                _ => panic!("not a complete result"),
+            };
+            let fast = complete(
+                SearchAnswer(results(query, n))
+                    .into_call_tool_result()
+                    .unwrap(),
+            );
+            let json = complete(Json(results(query, n)).into_call_tool_result().unwrap());
+            assert_eq!(
+                serde_json::to_string(&fast).unwrap(),
+                serde_json::to_string(&json).unwrap(),
+                "{query:?} {n}"
+            );
+        }
     }
 }
