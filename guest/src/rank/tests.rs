@@ -622,3 +622,156 @@ fn utf8_truncation() {
     assert_eq!(truncate_utf8("héllo", 3), "hé");
     assert_eq!(truncate_utf8("abc", 10), "abc");
 }
+
+/// A generated collection past several windows of top-k retrieval: words drawn with a skewed
+/// frequency (common words in most skills, rare ones in few), some sharing prefixes, names and
+/// descriptions short, bodies longer, a few priorities.
+fn generated(n: usize) -> Vec<SearchDoc> {
+    const STEMS: &[&str] = &[
+        "deploy",
+        "deployment",
+        "database",
+        "data",
+        "dataset",
+        "test",
+        "testing",
+        "tests",
+        "review",
+        "reviewer",
+        "kubernetes",
+        "network",
+        "policy",
+        "policies",
+        "python",
+        "pytest",
+        "react",
+        "reactive",
+        "component",
+        "components",
+        "migration",
+        "migrate",
+        "schema",
+        "postgres",
+        "postgresql",
+        "pdf",
+        "extract",
+        "extraction",
+        "table",
+        "tables",
+        "git",
+        "commit",
+        "branch",
+        "release",
+        "docker",
+        "container",
+        "image",
+        "images",
+        "log",
+        "logging",
+        "metric",
+        "metrics",
+        "trace",
+        "tracing",
+        "secure",
+        "security",
+        "secret",
+        "token",
+        "cache",
+        "caching",
+        "queue",
+        "worker",
+        "stream",
+        "streaming",
+        "search",
+        "index",
+        "ranking",
+        "prompt",
+        "agent",
+        "skill",
+        "workflow",
+        "lint",
+        "format",
+        "build",
+    ];
+    let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    // skewed: the square of a uniform draw favours the first words
+    let mut word = |next: &mut dyn FnMut() -> u64| {
+        let u = (next() % 10_000) as f64 / 10_000.0;
+        STEMS[((u * u) * STEMS.len() as f64) as usize]
+    };
+    (0..n)
+        .map(|i| {
+            let mut words = |k: usize| -> String {
+                (0..k)
+                    .map(|_| word(&mut next))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let name = words(2).replace(' ', "-");
+            let description = words(8);
+            let body = words(40);
+            let mut d = doc(&format!("gen/{i:05}-{name}"), &name, &description, &body);
+            d.priority = (i % 7) as i32 - 3;
+            d
+        })
+        .collect()
+}
+
+/// Top-k retrieval (windows, the non-essential slots read only for skills an essential one
+/// touched, skills below the threshold skipped) gives exactly the exhaustive ranking: the same
+/// skills in the same order, the same scores to the bit, the same matched words, for requests
+/// short and long, with prefixes, typos and unknown words, at several limits.
+#[test]
+fn top_k_is_the_exhaustive_ranking() {
+    let index = SearchIndex::build(&generated(3_000));
+    let requests = [
+        "deploy",
+        "deploy database",
+        "postgres schema migration rollback",
+        "kubernetes network policy for a secure cluster",
+        "pytest python testing with tables and data extraction from pdf",
+        "review the release branch commit and lint the build",
+        "cach strem wrker queue",
+        "deploymnt of docker imags",
+        "agent skill workflow prompt ranking search index",
+        "tracing metrics logging for a streaming worker with a cache and a secret token",
+        "unknownword anotherunknown deploy",
+        "data",
+        "test tests testing tested",
+        "component components react reactive container containers",
+    ];
+    let mut checked = 0;
+    for request in requests {
+        let q = prepare(&index, request);
+        for limit in [1, 3, 10, 40, 300] {
+            let fast = index.top_k(&q, limit);
+            let slow: Vec<Scored> = rank(&index, &q, limit)
+                .into_iter()
+                .map(|(doc, score)| Scored {
+                    doc,
+                    score,
+                    matched: matched(&index, &q, doc),
+                })
+                .collect();
+            assert_eq!(fast.len(), slow.len(), "{request:?} at {limit}");
+            for (f, s) in fast.iter().zip(&slow) {
+                assert_eq!(f.doc, s.doc, "{request:?} at {limit}");
+                assert_eq!(
+                    f.score.to_bits(),
+                    s.score.to_bits(),
+                    "{request:?} at {limit}"
+                );
+                assert_eq!(f.matched, s.matched, "{request:?} at {limit}");
+            }
+            checked += fast.len();
+        }
+    }
+    // the requests do match: the comparison is not of empty lists
+    assert!(checked > 1_000, "{checked} results compared");
+}
