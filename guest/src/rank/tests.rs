@@ -701,7 +701,7 @@ fn generated(n: usize) -> Vec<SearchDoc> {
         seed
     };
     // skewed: the square of a uniform draw favours the first words
-    let mut word = |next: &mut dyn FnMut() -> u64| {
+    let word = |next: &mut dyn FnMut() -> u64| {
         let u = (next() % 10_000) as f64 / 10_000.0;
         STEMS[((u * u) * STEMS.len() as f64) as usize]
     };
