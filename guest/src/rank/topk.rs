@@ -13,16 +13,21 @@
 //! the final `limit`-th key) and the best `limit` are kept in [`order`]; the request words
 //! each matched are known from the slots that touched it.
 //!
-//! MaxScore (leaving the postings of low-bound slots unread once `theta` is known) was
-//! measured and left out: with these scores (shares of the whole request, bounded by each
-//! term's best posting) a skill matching only the low-bound slots nearly always could still
-//! reach `theta`, so nearly every skill needed a look-up per alternative and search was
-//! slower (docs/performance.md).
+//! Once `theta` is known, MaxScore's split applies within each window: the slots whose upper
+//! bounds (with the pairs among them) sum below `theta` are non-essential, and their postings
+//! are read only for the skills an essential slot touched (found by a first pass over the
+//! essential postings of the window). A skill is never looked up in a posting list: the
+//! window's postings are read in order either way. A skill whose raw share (plus what pairs
+//! can add, nothing without two describing words) cannot reach `theta` is dropped before it is
+//! finalised. (Looking skills up in the non-essential lists, as MaxScore does across a whole
+//! collection, was measured and was slower: with these scores nearly every skill still needed
+//! the look-ups; docs/performance.md.)
 //!
 //! The answers are those of [`rank`] and [`matched`]: the same skills, order and scores (a
 //! bound drops a skill only when below `theta` by a relative margin, so a sum added in
-//! another order never drops one that could tie). Scratch space is sized by the window, not
-//! by the collection, and allocated once per query.
+//! another order never drops one that could tie; `top_k_is_the_exhaustive_ranking` checks it
+//! bit for bit). Scratch space is sized by the window, not by the collection, and kept between
+//! requests.
 
 use super::*;
 
