@@ -122,13 +122,17 @@ impl DocIds {
             end: usize,
             mut f: impl FnMut(usize, bool, f32),
         ) -> usize {
-            let mut n = 0;
-            for (&d, &s) in v.iter().zip(sat) {
-                if d.doc() >= end {
-                    break;
-                }
+            // The count below `end` first (galloping, then bisecting), so that the loop over
+            // them has no exit of its own.
+            let mut hi = 1;
+            while hi < v.len() && v[hi - 1].doc() < end {
+                hi *= 2;
+            }
+            let lo = hi / 2;
+            let hi = hi.min(v.len());
+            let n = lo + v[lo..hi].partition_point(|d| d.doc() < end);
+            for (&d, &s) in v[..n].iter().zip(&sat[..n]) {
                 f(d.doc(), d.describes(), s);
-                n += 1;
             }
             n
         }
