@@ -49,12 +49,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-python3 - "$queries_json" >"$work/queries.txt" <<'PY'
-import json, sys
-for q in json.load(open(sys.argv[1])):
-    for key in ("short", "task"):
-        print(" ".join(q[key].split()))
-PY
+python3 "$here/support/dev_requests.py" "$queries_json" >"$work/queries.txt"
 
 free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

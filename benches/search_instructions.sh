@@ -17,13 +17,9 @@ bin=${1:-$here/target/release/skills-mcp}
 command -v valgrind >/dev/null || { echo "valgrind is needed (apt-get install valgrind)" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-python3 - "$here/../shared/eval/dev_queries.json" "$work" <<'PY'
-import json, sys
-q = json.load(open(sys.argv[1]))
-lines = [x[k] for x in q for k in ("short", "task")]
-open(sys.argv[2] + "/one.txt", "w").write(lines[0] + "\n")
-open(sys.argv[2] + "/two.txt", "w").write("".join(l + "\n" for l in lines) * 2)
-PY
+requests="$here/benches/support/dev_requests.py"
+python3 "$requests" | head -1 > "$work/one.txt"
+python3 "$requests" "$here/../shared/eval/dev_queries.json" 2 > "$work/two.txt"
 n=$(($(wc -l < "$work/two.txt")))
 count() { # input file: instructions of one run of the batch
     valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" --no-default-roots \

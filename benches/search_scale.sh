@@ -19,14 +19,9 @@ reps=${REPS:-10}
 runs=${RUNS:-3}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-python3 - "$here/../shared/eval/dev_queries.json" "$work" "$reps" <<'EOF'
-import json, sys
-q = json.load(open(sys.argv[1]))
-lines = [x[k] for x in q for k in ("short", "task")]
-open(sys.argv[2] + "/one.txt", "w").write(lines[0] + "\n")
-open(sys.argv[2] + "/all.txt", "w").write("".join(l + "\n" for l in lines) * int(sys.argv[3]))
-print(len(lines), "requests", file=sys.stderr)
-EOF
+requests="$here/benches/support/dev_requests.py"
+python3 "$requests" | head -1 > "$work/one.txt"
+python3 "$requests" "$here/../shared/eval/dev_queries.json" "$reps" > "$work/all.txt"
 n=$(($(wc -l < "$work/all.txt")))
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 timed() { # input file, then the command: median seconds over $runs runs
