@@ -47,7 +47,7 @@ use std::sync::Arc;
 mod authenticator;
 mod config;
 mod jwks;
-mod middleware;
+pub(crate) mod middleware;
 mod oauth;
 mod refusal;
 mod scopes;

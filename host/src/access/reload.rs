@@ -77,7 +77,15 @@ fn restart_only(old: &Config, new: &Config) -> Vec<String> {
     let mut out = Vec::new();
     for (key, value) in b {
         let name = key.as_str().unwrap_or_default();
-        if name == "access" || a.get(key) == Some(value) {
+        if a.get(key) == Some(value) {
+            continue;
+        }
+        if name == "access" {
+            // The rules are reloaded; the JWT groups claim is read by the authenticator,
+            // made once at start-up.
+            if old.access.groups_claim != new.access.groups_claim {
+                out.push("access.groups_claim".to_string());
+            }
             continue;
         }
         if name == "auth"
@@ -139,5 +147,13 @@ mod tests {
         new.refresh.debounce_ms = old.refresh.debounce_ms + 1;
         new.auth.resource_url = "https://x.example/mcp".into();
         assert_eq!(restart_only(&old, &new), ["refresh", "auth.resource_url"]);
+        // the rules reload, the JWT groups claim does not
+        new.access.groups_claim = "realm_access.roles".into();
+        let named = restart_only(&old, &new);
+        assert_eq!(named.len(), 3, "{named:?}");
+        assert!(
+            named.iter().any(|s| s == "access.groups_claim"),
+            "{named:?}"
+        );
     }
 }

@@ -120,7 +120,7 @@ async fn check(
 /// The bearer token of a request: `Ok(None)` without one (or with another scheme), a 400
 /// refusal for two `Authorization` headers or a token in the query string (which the MCP
 /// specification forbids: URLs end up in logs).
-fn bearer_token(headers: &HeaderMap, uri: &Uri) -> Result<Option<String>, Refusal> {
+pub(crate) fn bearer_token(headers: &HeaderMap, uri: &Uri) -> Result<Option<String>, Refusal> {
     if let Some(query) = uri.query()
         && query
             .split('&')

@@ -12,7 +12,7 @@ use anyhow::{Context as _, Result, bail};
 use axum::{
     Router,
     extract::State,
-    http::{HeaderMap, HeaderValue, StatusCode, header},
+    http::{HeaderMap, HeaderValue, StatusCode, Uri, header},
     response::{IntoResponse, Response},
     routing::get,
 };
@@ -119,13 +119,13 @@ pub fn start(config: &HttpConfig) -> Result<SocketAddr> {
     Ok(local)
 }
 
-async fn scrape(State(guard): State<Arc<Guard>>, headers: HeaderMap) -> Response {
+async fn scrape(State(guard): State<Arc<Guard>>, headers: HeaderMap, uri: Uri) -> Response {
     if let Some(hash) = &guard.hash {
-        let given = headers
-            .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
-            .map(|t| <[u8; 32]>::from(Sha256::digest(t.trim().as_bytes())));
+        // (the MCP endpoint's reading of the header: scheme in any case, one header only)
+        let given = crate::http_auth::middleware::bearer_token(&headers, &uri)
+            .ok()
+            .flatten()
+            .map(|t| <[u8; 32]>::from(Sha256::digest(t.as_bytes())));
         if !given.is_some_and(|g| bool::from(g.ct_eq(hash))) {
             let mut r = (StatusCode::UNAUTHORIZED, "a bearer token is needed\n").into_response();
             r.headers_mut().insert(
