@@ -15,6 +15,7 @@ use axum::{
 };
 
 use crate::http_auth::Identity;
+use sha2::{Digest as _, Sha256};
 
 /// The header naming a session.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -28,20 +29,24 @@ pub struct SessionOwners(Arc<Mutex<Owners>>);
 
 #[derive(Default)]
 struct Owners {
-    by_session: HashMap<String, (u64, String)>,
+    by_session: HashMap<String, (u64, Owner)>,
     next: u64,
 }
 
-/// The identity a session is bound to: everything the view depends on (its kind, subject,
-/// groups and scopes); `-` for a request without one (no authentication).
-fn owner(request: &Request) -> String {
-    match request.extensions().get::<Identity>() {
+/// The identity a session is bound to: the SHA-256 of everything the view depends on (its
+/// kind, subject, groups and scopes; `-` for a request without one, no authentication), so
+/// that a session costs the same memory whatever its token holds.
+type Owner = [u8; 32];
+
+fn owner(request: &Request) -> Owner {
+    let text = match request.extensions().get::<Identity>() {
         Some(i) => format!(
             "{:?}\n{}\n{:?}\n{:?}\n{:?}",
             i.kind, i.subject, i.sub, i.groups, i.scopes
         ),
         None => "-".into(),
-    }
+    };
+    Sha256::digest(text.as_bytes()).into()
 }
 
 /// The layer: a request naming a session of another identity is refused (404); a response
