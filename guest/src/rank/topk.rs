@@ -53,8 +53,42 @@ fn reaches(bound: f64, theta: f64) -> bool {
     bound * (1.0 + MARGIN) >= theta
 }
 
-/// The per-window arrays and lists of [`SearchIndex::top_k`], allocated once per thread and
-/// handed back clean (arrays all zero, lists empty) after each request.
+/// Words of a window's bit sets (one bit a document).
+const BITS: usize = WINDOW / 64;
+
+/// A set of a window's documents, one bit each: setting one is a store without a branch, and
+/// its members come out in document order.
+type Bits = [u64; BITS];
+
+#[inline]
+fn set_bit(bits: &mut Bits, l: usize) {
+    bits[(l >> 6) & (BITS - 1)] |= 1 << (l & 63);
+}
+
+#[inline]
+fn clear_bit(bits: &mut Bits, l: usize) {
+    bits[(l >> 6) & (BITS - 1)] &= !(1 << (l & 63));
+}
+
+#[inline]
+fn has_bit(bits: &Bits, l: usize) -> bool {
+    bits[(l >> 6) & (BITS - 1)] >> (l & 63) & 1 != 0
+}
+
+/// `f(l)` for each member of `bits`, in order, emptying the set.
+#[inline]
+fn drain_bits(bits: &mut Bits, mut f: impl FnMut(usize)) {
+    for (i, word) in bits.iter_mut().enumerate() {
+        let mut w = std::mem::take(word);
+        while w != 0 {
+            f(i << 6 | w.trailing_zeros() as usize);
+            w &= w - 1;
+        }
+    }
+}
+
+/// The per-window arrays and sets of [`SearchIndex::top_k`], allocated once per thread and
+/// handed back clean (arrays all zero, sets and lists empty) after each request.
 struct Scratch {
     // (fixed sizes, indexed below `WINDOW`: no bounds checks in the loops)
     total: Box<[f64; WINDOW]>,
@@ -62,10 +96,12 @@ struct Scratch {
     masks: Box<[u64; WINDOW]>,
     best: Box<[f64; WINDOW]>,
     describes: Box<[bool; WINDOW]>,
-    marked: Box<[bool; WINDOW]>,
-    in_marked: Vec<u32>,
-    in_slot: Vec<u32>,
-    in_window: Vec<u32>,
+    /// The skills an essential slot touches (when some slots are not essential).
+    marked: Bits,
+    /// The skills a slot's other alternatives touched, before its main one is read.
+    in_slot: Bits,
+    /// The skills any slot touched.
+    in_window: Bits,
     candidates: Vec<Candidate>,
 }
 
@@ -77,10 +113,9 @@ impl Scratch {
             masks: Box::new([0; WINDOW]),
             best: Box::new([0.0; WINDOW]),
             describes: Box::new([false; WINDOW]),
-            marked: Box::new([false; WINDOW]),
-            in_marked: Vec::with_capacity(WINDOW),
-            in_slot: Vec::with_capacity(WINDOW),
-            in_window: Vec::with_capacity(WINDOW),
+            marked: [0; BITS],
+            in_slot: [0; BITS],
+            in_window: [0; BITS],
             candidates: Vec::with_capacity(WINDOW),
         })
     }
@@ -269,7 +304,6 @@ impl SearchIndex {
             best,
             describes,
             marked,
-            in_marked,
             in_slot,
             in_window,
             candidates,
@@ -298,11 +332,7 @@ impl SearchIndex {
                     for (j, alt) in slot.alts.iter().enumerate() {
                         let range = cursor[first_alt[i] + j]..self.range(alt.term).end;
                         self.docs.each_below(range, &self.sat, end, |d, _, _| {
-                            let l = (d - start) & (WINDOW - 1);
-                            if !marked[l] {
-                                marked[l] = true;
-                                in_marked.push(l as u32);
-                            }
+                            set_bit(marked, d - start);
                         });
                     }
                 }
@@ -311,59 +341,75 @@ impl SearchIndex {
             // slot's only for the skills marked above).
             for (i, slot) in q.slots.iter().enumerate() {
                 let only_marked = skip & slot_bit(i) != 0;
-                if let [alt] = slot.alts.as_slice() {
-                    // One alternative: its posting is the slot's best (a term has one posting
-                    // per skill), added at once.
-                    let c = &mut cursor[first_alt[i]];
-                    let range = *c..self.range(alt.term).end;
-                    let (idf, bit) = (alt.idf, slot_bit(i));
-                    *c = self.docs.each_below(range, &self.sat, end, |d, m, sat| {
-                        let l = (d - start) & (WINDOW - 1);
-                        if only_marked && !marked[l] {
-                            return;
-                        }
-                        if total[l] == 0.0 {
-                            in_window.push(l as u32);
-                        }
-                        add_slot(slot, idf * f64::from(sat), m, &mut total[l], &mut words[l]);
-                        masks[l] |= bit;
-                    });
-                    continue;
-                }
+                let bit = slot_bit(i);
+                // The alternative with the most postings is read last and adds the slot's
+                // share at once (with the best of the others for the same skill: a term has
+                // one posting per skill); the others first keep their best per skill.
+                let main = (0..slot.alts.len())
+                    .max_by_key(|&j| {
+                        let r = self.range(slot.alts[j].term);
+                        (r.end - r.start, std::cmp::Reverse(j))
+                    })
+                    .unwrap_or(0);
+                let mut others = false;
                 for (j, alt) in slot.alts.iter().enumerate() {
+                    if j == main {
+                        continue;
+                    }
                     let c = &mut cursor[first_alt[i] + j];
                     let range = *c..self.range(alt.term).end;
                     let idf = alt.idf;
                     *c = self.docs.each_below(range, &self.sat, end, |d, m, sat| {
                         // (below `WINDOW`: `d` is in the window)
                         let l = (d - start) & (WINDOW - 1);
-                        if only_marked && !marked[l] {
+                        if only_marked && !has_bit(marked, l) {
                             return;
                         }
-                        if keep_best(&mut best[l], &mut describes[l], idf * f64::from(sat), m) {
-                            in_slot.push(l as u32);
-                        }
+                        keep_best(&mut best[l], &mut describes[l], idf * f64::from(sat), m);
+                        set_bit(in_slot, l);
+                        others = true;
                     });
                 }
-                for &l in in_slot.iter() {
-                    let l = l as usize & (WINDOW - 1);
-                    if total[l] == 0.0 {
-                        in_window.push(l as u32);
+                let Some(alt) = slot.alts.get(main) else {
+                    continue;
+                };
+                let c = &mut cursor[first_alt[i] + main];
+                let range = *c..self.range(alt.term).end;
+                let idf = alt.idf;
+                *c = self.docs.each_below(range, &self.sat, end, |d, m, sat| {
+                    let l = (d - start) & (WINDOW - 1);
+                    if only_marked && !has_bit(marked, l) {
+                        return;
                     }
-                    add_slot(slot, best[l], describes[l], &mut total[l], &mut words[l]);
-                    masks[l] |= slot_bit(i);
-                    best[l] = 0.0;
-                    describes[l] = false;
+                    let (mut c, mut m) = (idf * f64::from(sat), m);
+                    if others {
+                        // (`max` and `or`: the same value whatever the order of alternatives)
+                        if best[l] > c {
+                            c = best[l];
+                        }
+                        m |= describes[l];
+                        best[l] = 0.0;
+                        describes[l] = false;
+                        clear_bit(in_slot, l);
+                    }
+                    add_slot(slot, c, m, &mut total[l], &mut words[l]);
+                    masks[l] |= bit;
+                    set_bit(in_window, l);
+                });
+                if others {
+                    // The skills only another alternative touched.
+                    drain_bits(in_slot, |l| {
+                        add_slot(slot, best[l], describes[l], &mut total[l], &mut words[l]);
+                        masks[l] |= bit;
+                        set_bit(in_window, l);
+                        best[l] = 0.0;
+                        describes[l] = false;
+                    });
                 }
-                in_slot.clear();
             }
-            for &l in in_marked.iter() {
-                marked[l as usize & (WINDOW - 1)] = false;
-            }
-            in_marked.clear();
+            *marked = [0; BITS];
             // The window's skills.
-            for &l in in_window.iter() {
-                let l = l as usize & (WINDOW - 1);
+            drain_bits(in_window, |l| {
                 let (raw, w, mask) = (total[l], words[l], masks[l]);
                 total[l] = 0.0;
                 words[l] = 0;
@@ -380,7 +426,7 @@ impl SearchIndex {
                 // pairs: below `theta`, it changes neither the best keys nor the answer.
                 if !reaches((raw / q.max + pairs_room) * evidence_max, theta) {
                     keys.seen += 1;
-                    continue;
+                    return;
                 }
                 let (score, _, _, key) = finalise(params, q, raw, 0.0, w);
                 keys.add(key);
@@ -402,8 +448,7 @@ impl SearchIndex {
                         bound,
                     });
                 }
-            }
-            in_window.clear();
+            });
             start = end;
         }
         // Pairs, as `score_all` adds them, then the best `limit` in `order`.
