@@ -91,14 +91,40 @@ pub fn search_text(hits: &[SearchHit], explanations: &[Explanation]) -> String {
 
 /// One line of `search --batch` (without its newline): the hits, or the error of that query.
 pub fn batch_line(query: &str, result: Result<&[SearchHit], &str>) -> String {
-    let value = match result {
-        Ok(hits) => json!({
-            "query": query,
-            "results": hits.iter().map(hit_json).collect::<Vec<_>>(),
-        }),
-        Err(e) => json!({ "query": query, "results": [], "error": e }),
+    // Serialised straight from borrowed fields, keys in the order a `serde_json::Value` map
+    // keeps them (sorted), so the bytes are those of [`hit_json`] in a `json!` object.
+    #[derive(serde::Serialize)]
+    struct Hit<'a> {
+        description: &'a str,
+        name: &'a str,
+        score: f64,
+        skill_path: &'a str,
+    }
+    #[derive(serde::Serialize)]
+    struct Line<'a> {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'a str>,
+        query: &'a str,
+        results: Vec<Hit<'a>>,
+    }
+    let (hits, error) = match result {
+        Ok(hits) => (hits, None),
+        Err(e) => (&[][..], Some(e)),
     };
-    value.to_string()
+    let line = Line {
+        error,
+        query,
+        results: hits
+            .iter()
+            .map(|h| Hit {
+                description: &h.description,
+                name: &h.name,
+                score: h.score,
+                skill_path: &h.skill_path,
+            })
+            .collect(),
+    };
+    serde_json::to_string(&line).unwrap_or_default()
 }
 
 /// `get_skill` when nothing matches.
@@ -397,6 +423,16 @@ mod tests {
         assert_eq!(
             batch_line("q", Err("bad")),
             r#"{"error":"bad","query":"q","results":[]}"#
+        );
+        // the same bytes as the `json!` object of `hit_json`s
+        let odd = SearchHit {
+            description: "say \"hi\"\n\u{1}é".into(),
+            score: 1.0 / 3.0,
+            ..hit.clone()
+        };
+        assert_eq!(
+            batch_line("q\"", Ok(&[hit.clone(), odd.clone()])),
+            json!({ "query": "q\"", "results": [hit_json(&hit), hit_json(&odd)] }).to_string()
         );
     }
 }
