@@ -285,6 +285,21 @@ impl SearchIndex {
             }
             mask
         };
+        // Per slot, the alternative with the most postings: read last in each window, it adds
+        // the slot's share at once (with the best of the others for the same skill: a term has
+        // one posting per skill); the others first keep their best per skill.
+        let main_alt: Vec<usize> = q
+            .slots
+            .iter()
+            .map(|slot| {
+                (0..slot.alts.len())
+                    .max_by_key(|&j| {
+                        let r = self.range(slot.alts[j].term);
+                        (r.end - r.start, std::cmp::Reverse(j))
+                    })
+                    .unwrap_or(0)
+            })
+            .collect();
         // A cursor per alternative (slot by slot), at the first posting not yet read.
         let mut cursor: Vec<usize> = Vec::new();
         let mut first_alt: Vec<usize> = Vec::with_capacity(q.slots.len() + 1);
@@ -342,15 +357,7 @@ impl SearchIndex {
             for (i, slot) in q.slots.iter().enumerate() {
                 let only_marked = skip & slot_bit(i) != 0;
                 let bit = slot_bit(i);
-                // The alternative with the most postings is read last and adds the slot's
-                // share at once (with the best of the others for the same skill: a term has
-                // one posting per skill); the others first keep their best per skill.
-                let main = (0..slot.alts.len())
-                    .max_by_key(|&j| {
-                        let r = self.range(slot.alts[j].term);
-                        (r.end - r.start, std::cmp::Reverse(j))
-                    })
-                    .unwrap_or(0);
+                let main = main_alt[i];
                 let mut others = false;
                 for (j, alt) in slot.alts.iter().enumerate() {
                     if j == main {
