@@ -166,7 +166,12 @@ fn views(c: &mut Criterion) {
         guest.drop_index(view).expect("drop");
 
         let rules = tenth_rules(&mut guest, index);
-        assert!(guest.set_access(index, &rules).expect("set-access").is_empty());
+        assert!(
+            guest
+                .set_access(index, &rules)
+                .expect("set-access")
+                .is_empty()
+        );
         let team = Caller::Identity(CallerIdentity {
             subject: Some("bench".into()),
             groups: vec!["team".into()],

@@ -176,6 +176,46 @@ fn bundled_search_batch_answers_one_json_line_per_query() {
 }
 
 #[test]
+fn search_batch_answers_each_query_before_the_next_arrives() {
+    use std::io::{BufRead, Write};
+    let root = bundled_skills();
+    let mut child = bin()
+        .args(["--root", root.to_str().unwrap(), "search", "--batch"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("starting skills-mcp");
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            if tx.send(line.expect("a line")).is_err() {
+                break;
+            }
+        }
+    });
+    // one query at a time, stdin kept open: each answer must come before the next query
+    for (query, first) in [
+        ("react authentication", "ui/react/auth"),
+        ("commit message format", "git/commit-messages"),
+    ] {
+        writeln!(stdin, "{query}").unwrap();
+        stdin.flush().unwrap();
+        let line = rx
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .unwrap_or_else(|e| panic!("no answer to {query:?} while stdin is open: {e}"));
+        let v: Value = serde_json::from_str(&line).expect("a JSON line");
+        assert_eq!(v["query"], query);
+        assert_eq!(v["results"][0]["skill_path"], first, "{v}");
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    assert!(rx.recv_timeout(std::time::Duration::from_secs(10)).is_err());
+}
+
+#[test]
 fn bundled_get_routes_to_a_match_with_content_and_files() {
     let o = bundled(&["get", "create a react authentication component with login"]);
     assert_exit(&o, 0);

@@ -528,21 +528,34 @@ fn search(catalog: &Catalog, args: &SearchArgs) -> anyhow::Result<ExitCode> {
 /// One JSON line per stdin line (blank lines are skipped); an engine error for one query is
 /// reported in its line (`"error"`) and the batch goes on.
 fn search_batch(catalog: &Catalog, limit: u32) -> anyhow::Result<ExitCode> {
-    let stdin = std::io::stdin().lock();
-    let mut out = std::io::stdout().lock();
-    for line in stdin.lines() {
-        let line = line.context("reading queries from stdin")?;
+    let mut stdin = std::io::BufReader::new(std::io::stdin().lock());
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut line = String::new();
+    loop {
+        // The answers so far are written out before waiting for more input: a caller sending
+        // one query at a time gets each answer at once, a piped list is written in blocks.
+        if stdin.buffer().is_empty() {
+            out.flush()?;
+        }
+        line.clear();
+        if stdin
+            .read_line(&mut line)
+            .context("reading queries from stdin")?
+            == 0
+        {
+            break;
+        }
         let query = line.trim();
         if query.is_empty() {
             continue;
         }
-        let line = match catalog.search(query, limit) {
+        let answer = match catalog.search(query, limit) {
             Ok(hits) => skills_engine::output::batch_line(query, Ok(&crate::output::hits(&hits))),
             Err(e) => skills_engine::output::batch_line(query, Err(&format!("{e:#}"))),
         };
-        writeln!(out, "{line}")?;
-        out.flush()?;
+        writeln!(out, "{answer}")?;
     }
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 
