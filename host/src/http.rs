@@ -135,6 +135,14 @@ pub fn router(
         Arc::new(sessions::ReplicaSessions::new(&state.replica)),
         rmcp_config,
     );
+    // One service shared by every request: axum clones the route's service for each request
+    // (five times through the layers) and rmcp's `call` clones it once more, each clone copying
+    // its configuration (host and origin lists, a cancellation token); an `Arc` clone instead.
+    let mcp = Arc::new(mcp);
+    let mcp = tower::service_fn(move |request: Request| {
+        let mcp = mcp.clone();
+        async move { Ok::<_, std::convert::Infallible>(mcp.handle(request).await) }
+    });
     let mut endpoint = Router::new()
         .route_service("/mcp", mcp)
         .route_layer(middleware::from_fn_with_state(state.clone(), mcp_gate))

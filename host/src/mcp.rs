@@ -130,8 +130,9 @@ pub(crate) struct View {
     /// Every skill the Skills extension lists, with its path there, sorted by that path (the
     /// engine decides both).
     pub ext: Vec<ExtensionSkill>,
-    /// Indexes of `ext` ordered by skill path (a search result's URI is found by bisection).
-    pub ext_by_skill: Vec<u32>,
+    /// The hash of each `ext` entry's skill path and its index, ordered (a search result's URI
+    /// is found by bisection).
+    pub ext_by_skill: Vec<(u64, u32)>,
     /// Skills extension entries built so far.
     pub extension: extension::Cache,
 }

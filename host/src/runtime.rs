@@ -717,7 +717,12 @@ impl Guest {
         })
     }
 
-    fn typed<R>(&mut self, what: &str, r: anyhow::Result<CallResult<R>>) -> anyhow::Result<R> {
+    /// `what` is written only for an error (a search's query is not formatted when it succeeds).
+    fn typed<R>(
+        &mut self,
+        what: impl std::fmt::Display,
+        r: anyhow::Result<CallResult<R>>,
+    ) -> anyhow::Result<R> {
         let _ = self;
         r?.map_err(|e| anyhow!(EngineError(e)))
             .with_context(|| what.to_string())
@@ -733,7 +738,7 @@ impl Guest {
         let r = self.engine_call("validate-relative-path", |s, e| {
             e.call_validate_relative_path(s, path)
         });
-        self.typed(&format!("checking the path {path:?}"), r)
+        self.typed(format_args!("checking the path {path:?}"), r)
     }
 
     /// `text` on one line, at most `limit` characters (the engine's rule for listings).
@@ -753,7 +758,7 @@ impl Guest {
         let r = self.engine_call("check-skill", |s, e| {
             e.call_check_skill(s, *config, path, bytes, listing)
         });
-        self.typed(&format!("checking the skill file {path:?}"), r)
+        self.typed(format_args!("checking the skill file {path:?}"), r)
     }
 
     /// A new, empty index.
@@ -776,7 +781,7 @@ impl Guest {
         let r = self.engine_call("index.add-root", |s, e| {
             e.index().call_add_root(s, index.0, name, listing)
         });
-        self.typed(&format!("registering the root {name:?}"), r)
+        self.typed(format_args!("registering the root {name:?}"), r)
     }
 
     pub fn add_files(
@@ -788,7 +793,7 @@ impl Guest {
         let r = self.engine_call("index.add-files", |s, e| {
             e.index().call_add_files(s, index.0, root, files)
         });
-        self.typed(&format!("adding files of root {root}"), r)
+        self.typed(format_args!("adding files of root {root}"), r)
     }
 
     pub fn finish(&mut self, index: IndexHandle) -> anyhow::Result<()> {
@@ -831,7 +836,7 @@ impl Guest {
         let r = self.engine_call("index.get", |s, e| {
             e.index().call_get(s, index.0, path_or_name)
         });
-        self.typed(&format!("looking up the skill {path_or_name:?}"), r)
+        self.typed(format_args!("looking up the skill {path_or_name:?}"), r)
     }
 
     pub fn suggest(
@@ -843,7 +848,7 @@ impl Guest {
         let r = self.engine_call("index.suggest", |s, e| {
             e.index().call_suggest(s, index.0, path_or_name, limit)
         });
-        self.typed(&format!("suggesting skills for {path_or_name:?}"), r)
+        self.typed(format_args!("suggesting skills for {path_or_name:?}"), r)
     }
 
     pub fn search(
@@ -855,7 +860,7 @@ impl Guest {
         let r = self.engine_call("index.search", |s, e| {
             e.index().call_search(s, index.0, query, limit)
         });
-        self.typed(&format!("searching for {query:?}"), r)
+        self.typed(format_args!("searching for {query:?}"), r)
     }
 
     pub fn explain(
@@ -867,14 +872,14 @@ impl Guest {
         let r = self.engine_call("index.explain", |s, e| {
             e.index().call_explain(s, index.0, query, skill_path)
         });
-        self.typed(&format!("explaining {skill_path:?} for {query:?}"), r)
+        self.typed(format_args!("explaining {skill_path:?} for {query:?}"), r)
     }
 
     pub fn route(&mut self, index: IndexHandle, context: &str) -> anyhow::Result<RouteOutcome> {
         let r = self.engine_call("index.route", |s, e| {
             e.index().call_route(s, index.0, context)
         });
-        self.typed(&format!("routing {context:?}"), r)
+        self.typed(format_args!("routing {context:?}"), r)
     }
 
     pub fn resolve(
@@ -885,7 +890,7 @@ impl Guest {
         let r = self.engine_call("index.resolve", |s, e| {
             e.index().call_resolve(s, index.0, skill_path)
         });
-        self.typed(&format!("resolving the skill {skill_path:?}"), r)
+        self.typed(format_args!("resolving the skill {skill_path:?}"), r)
     }
 
     pub fn locate_asset(
@@ -897,7 +902,10 @@ impl Guest {
         let r = self.engine_call("index.locate-asset", |s, e| {
             e.index().call_locate_asset(s, index.0, skill_path, file)
         });
-        self.typed(&format!("locating {file:?} of the skill {skill_path:?}"), r)
+        self.typed(
+            format_args!("locating {file:?} of the skill {skill_path:?}"),
+            r,
+        )
     }
 
     pub fn tree(
@@ -923,7 +931,10 @@ impl Guest {
         let r = self.engine_call("index.manifest", |s, e| {
             e.index().call_manifest(s, index.0, skill_path)
         });
-        self.typed(&format!("listing the files of the skill {skill_path:?}"), r)
+        self.typed(
+            format_args!("listing the files of the skill {skill_path:?}"),
+            r,
+        )
     }
 
     /// Every skill the Skills extension lists, sorted by ext path.
@@ -942,7 +953,7 @@ impl Guest {
         let r = self.engine_call("index.extension-skill-md", |s, e| {
             e.index().call_extension_skill_md(s, index.0, skill_path)
         });
-        self.typed(&format!("rendering SKILL.md of {skill_path:?}"), r)
+        self.typed(format_args!("rendering SKILL.md of {skill_path:?}"), r)
     }
 
     /// Set the operator's access rules on an index and check them (errors among the findings:
