@@ -157,69 +157,101 @@ impl SearchIndex {
     }
 }
 
-/// The request's slots in collection `s` (one per distinct analysed term).
-/// `ids[i]`: the number of `terms[i]`, if indexed.
-fn slots<S: Statistics>(s: &S, terms: &[Term], ids: &[Option<u32>]) -> Vec<Slot> {
+/// The slot of request term `term` (written `surface`; `joined`: a join, not a word) in
+/// collection `s`, and the term's number if indexed.
+fn slot<S: Statistics>(s: &S, term: &str, surface: &str, joined: bool) -> (Slot, Option<u32>) {
     let p = s.params();
-    let mut seen = HashSet::new();
-    let mut slots = Vec::new();
-    for (t, &known) in terms.iter().zip(ids) {
-        if !seen.insert(t.term.as_str()) {
+    let mut alts = Vec::new();
+    let n = term.chars().count();
+    let prefix_min = (n >= p.prefix_min_len && p.prefix_factor > 0.0).then_some(p.prefix_min_len);
+    // (expansions first, then the exact term put before them: it comes first)
+    let known = s.lookup(term, prefix_min, |id| {
+        alts.push(Alt {
+            term: id,
+            kind: "prefix",
+            idf: p.prefix_factor,
+        });
+    });
+    if let Some(id) = known {
+        alts.insert(
+            0,
+            Alt {
+                term: id,
+                kind: "exact",
+                idf: 1.0,
+            },
+        );
+    }
+    if known.is_none() && n >= p.typo_min_len && p.typo_factor > 0.0 {
+        let l = term.len();
+        s.each_typo_near(term, l.saturating_sub(2)..=l + 2, |id| {
+            if within_one_edit(s.term(id), term) {
+                alts.push(Alt {
+                    term: id,
+                    kind: "typo",
+                    idf: p.typo_factor,
+                });
+            }
+        });
+    }
+    let idf = known.map_or_else(|| s.unseen_idf(), |id| s.idf(id));
+    for alt in &mut alts {
+        // never more idf than the request term's own: a prefix or typo expansion to a rare
+        // word must not outweigh the word itself (`alt.idf` holds the factor so far)
+        alt.idf *= s.idf(alt.term).min(idf);
+    }
+    let slot = Slot {
+        surface: surface.to_owned(),
+        weight: if joined { p.joined_weight } else { 1.0 },
+        idf,
+        word: !joined,
+        known: known.is_some(),
+        alts,
+    };
+    (slot, known)
+}
+
+/// Analyse a request once against collection `s`: its slots (one per distinct analysed
+/// term), its pairs and the ceiling of its raw score.
+pub(super) fn prepare<S: Statistics>(s: &S, query: &str) -> Query {
+    with_terms(query, |terms| prepare_terms(s, terms))
+}
+
+/// [`prepare`] of the analysed request `terms`.
+fn prepare_terms<S: Statistics>(s: &S, terms: &TermList) -> Query {
+    // each distinct request term looked up once, for its slot and its pairs
+    let mut ids: Vec<Option<u32>> = Vec::with_capacity(terms.len());
+    let mut slots: Vec<Slot> = Vec::new();
+    // (the first occurrence of each distinct term: a scan of those seen for a short request,
+    // a hash table past that)
+    let mut firsts: Vec<usize> = Vec::new();
+    let mut table: Option<rustc_hash::FxHashMap<&str, usize>> = None;
+    for i in 0..terms.len() {
+        let term = terms.term(i);
+        let seen = match &table {
+            Some(table) => table.get(term).copied(),
+            None => firsts.iter().copied().find(|&j| terms.term(j) == term),
+        };
+        if let Some(j) = seen {
+            ids.push(ids[j]);
             continue;
         }
-        let mut alts = Vec::new();
-        if let Some(id) = known {
-            alts.push((id, 1.0, "exact"));
-        }
-        let n = t.term.chars().count();
-        if n >= p.prefix_min_len && p.prefix_factor > 0.0 {
-            // terms the request term is a prefix of
-            s.each_extension(&t.term, |id| alts.push((id, p.prefix_factor, "prefix")));
-            // terms that are a prefix of the request term
-            for (cut, _) in t.term.char_indices().skip(p.prefix_min_len) {
-                if let Some(id) = s.term_id(&t.term[..cut]) {
-                    alts.push((id, p.prefix_factor, "prefix"));
+        let (slot, id) = slot(s, term, terms.surface(i), terms.joined(i));
+        ids.push(id);
+        slots.push(slot);
+        match &mut table {
+            Some(table) => {
+                table.insert(term, i);
+            }
+            None => {
+                firsts.push(i);
+                if firsts.len() > 32 {
+                    table = Some(firsts.iter().map(|&j| (terms.term(j), j)).collect());
                 }
             }
         }
-        if known.is_none() && n >= p.typo_min_len && p.typo_factor > 0.0 {
-            let l = t.term.len();
-            s.each_typo_near(&t.term, l.saturating_sub(2)..=l + 2, |id| {
-                if within_one_edit(s.term(id), &t.term) {
-                    alts.push((id, p.typo_factor, "typo"));
-                }
-            });
-        }
-        let idf = known.map_or_else(|| s.unseen_idf(), |id| s.idf(id));
-        slots.push(Slot {
-            surface: t.surface.clone(),
-            weight: if t.joined { p.joined_weight } else { 1.0 },
-            idf,
-            word: !t.joined,
-            known: known.is_some(),
-            alts: alts
-                .into_iter()
-                .map(|(term, factor, kind)| Alt {
-                    term,
-                    kind,
-                    // never more idf than the request term's own: a prefix or typo expansion
-                    // to a rare word must not outweigh the word itself
-                    idf: factor * s.idf(term).min(idf),
-                })
-                .collect(),
-        });
     }
-    slots
-}
-
-/// Analyse a request once against collection `s`: its slots, its pairs and the ceiling of its
-/// raw score.
-pub(super) fn prepare<S: Statistics>(s: &S, query: &str) -> Query {
-    let terms = analyze(query);
-    // (each request term looked up once, for its slot and its pairs)
-    let ids: Vec<Option<u32>> = terms.iter().map(|t| s.term_id(&t.term)).collect();
-    let slots = slots(s, &terms, &ids);
-    let pairs = pairs(s, &terms, &ids);
+    let pairs = pairs(s, terms, &ids);
     let max = slots.iter().map(|s| s.weight * s.idf).sum();
     let words = slots.iter().filter(|s| s.word).count();
     Query {
