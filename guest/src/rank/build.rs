@@ -284,6 +284,7 @@ impl Builder {
             typo_sig: Vec::new(),
             max_sat: Vec::new(),
             prefix2: Vec::new(),
+            idf_by_df: Vec::new(),
             offsets,
             docs: post_docs,
             sat,

@@ -48,11 +48,39 @@ pub(super) fn char_signature(s: &str) -> u64 {
 /// transposition of adjacent characters).
 pub fn within_one_edit(a: &str, b: &str) -> bool {
     if a.is_ascii() && b.is_ascii() {
-        one_edit(a.as_bytes(), b.as_bytes())
+        return one_edit(a.as_bytes(), b.as_bytes());
+    }
+    // [`one_edit`] over characters, on the strings themselves
+    let (la, lb) = (a.chars().count(), b.chars().count());
+    if la.abs_diff(lb) > 1 {
+        return false;
+    }
+    // the common prefix (equal bytes up to a character boundary of `a`, hence of `b`)
+    let mut p = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    while !a.is_char_boundary(p) {
+        p -= 1;
+    }
+    let (ra, rb) = (&a[p..], &b[p..]);
+    if ra.is_empty() && rb.is_empty() {
+        return true;
+    }
+    fn rest(s: &str) -> &str {
+        let mut c = s.chars();
+        c.next();
+        c.as_str()
+    }
+    if la == lb {
+        // substitution or transposition
+        let (mut ca, mut cb) = (ra.chars(), rb.chars());
+        rest(ra) == rest(rb)
+            || matches!(
+                (ca.next(), ca.next(), cb.next(), cb.next()),
+                (Some(a0), Some(a1), Some(b0), Some(b1)) if a0 == b1 && a1 == b0
+            ) && ca.as_str() == cb.as_str()
+    } else if la > lb {
+        rest(ra) == rb
     } else {
-        let a: Vec<char> = a.chars().collect();
-        let b: Vec<char> = b.chars().collect();
-        one_edit(&a, &b)
+        ra == rest(rb)
     }
 }
 
@@ -161,7 +189,7 @@ impl SearchIndex {
 /// collection `s`, and the term's number if indexed.
 fn slot<S: Statistics>(s: &S, term: &str, surface: &str, joined: bool) -> (Slot, Option<u32>) {
     let p = s.params();
-    let mut alts = Vec::new();
+    let mut alts = Vec::with_capacity(8);
     let n = term.chars().count();
     let prefix_min = (n >= p.prefix_min_len && p.prefix_factor > 0.0).then_some(p.prefix_min_len);
     // (expansions first, then the exact term put before them: it comes first)
@@ -221,7 +249,7 @@ pub(super) fn prepare<S: Statistics>(s: &S, query: &str) -> Query {
 fn prepare_terms<S: Statistics>(s: &S, terms: &TermList) -> Query {
     // each distinct request term looked up once, for its slot and its pairs
     let mut ids: Vec<Option<u32>> = Vec::with_capacity(terms.len());
-    let mut slots: Vec<Slot> = Vec::new();
+    let mut slots: Vec<Slot> = Vec::with_capacity(terms.len());
     // (the first occurrence of each distinct term: a scan of those seen for a short request,
     // a hash table past that)
     let mut firsts: Vec<usize> = Vec::new();

@@ -129,6 +129,16 @@ impl Statistics for SearchIndex {
         self.range(t).len()
     }
 
+    /// From the table derived at build or restore (the same values, without a logarithm).
+    #[inline]
+    fn idf(&self, t: u32) -> f64 {
+        let df = self.range(t).len();
+        match self.idf_by_df.get(df) {
+            Some(&idf) => idf,
+            None => idf_of(self.n_docs, df),
+        }
+    }
+
     fn each_extension(&self, text: &str, mut f: impl FnMut(u32)) {
         let start = self.term_lower_bound(text);
         for id in start..self.term_ends.len() as u32 {

@@ -154,7 +154,7 @@ impl SearchIndex {
                     .fold(0.0f32, |m, &x| m.max(x))
             })
             .collect();
-        self.prefix2 = self.prefix2_table();
+        self.derive_lookups();
         self
     }
 

@@ -34,6 +34,16 @@ fn key2(t: &[u8]) -> usize {
 }
 
 impl SearchIndex {
+    /// Derive what a request's preparation reads beyond the stored arrays (after a build or a
+    /// restore, from [`SearchIndex::with_derived`]): [`SearchIndex::prefix2`] and
+    /// [`SearchIndex::idf_by_df`].
+    pub(super) fn derive_lookups(&mut self) {
+        self.prefix2 = self.prefix2_table();
+        self.idf_by_df = (0..=self.n_docs)
+            .map(|df| idf_of(self.n_docs, df))
+            .collect();
+    }
+
     /// [`SearchIndex::prefix2`]: entry `j` is the first term whose [`key2`] is at least `j`
     /// (`256 * 257 + 1` entries, 257 KiB).
     pub(super) fn prefix2_table(&self) -> Vec<u32> {
@@ -273,7 +283,7 @@ struct Walk<'a> {
 }
 
 /// A node of at most this many terms is not walked: each of its terms is checked.
-const FEW: u32 = 8;
+const FEW: u32 = 3;
 
 /// The automaton's state at a node (see [`Walk`]).
 #[derive(Clone, Copy)]
@@ -390,10 +400,7 @@ impl Walk<'_> {
                     a = end;
                     continue;
                 }
-                let x = std::str::from_utf8(x_bytes)
-                    .ok()
-                    .and_then(|s| s.chars().next())
-                    .unwrap_or('\u{FFFD}');
+                let x = decode(x_bytes);
                 let next = self.step(s, x);
                 let child = a..end;
                 a = end;
@@ -439,6 +446,19 @@ impl Walk<'_> {
             }
         }
     }
+}
+
+/// The character of UTF-8 bytes `b` (one character).
+#[inline]
+fn decode(b: &[u8]) -> char {
+    let c = |i: usize| u32::from(b[i] & 0x3F);
+    let code = match b.len() {
+        1 => u32::from(b[0]),
+        2 => u32::from(b[0] & 0x1F) << 6 | c(1),
+        3 => u32::from(b[0] & 0x0F) << 12 | c(1) << 6 | c(2),
+        _ => u32::from(b[0] & 0x07) << 18 | c(1) << 12 | c(2) << 6 | c(3),
+    };
+    char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER)
 }
 
 /// Bytes of the UTF-8 character whose first byte is `lead`.
@@ -505,7 +525,9 @@ mod tests {
     fn scanned(ix: &SearchIndex, text: &str, lens: std::ops::RangeInclusive<usize>) -> Vec<u32> {
         let mut out = Vec::new();
         ix.each_typo_candidate(lens, |t| {
-            if within_one_edit(ix.term(t), text) {
+            let (a, b): (Vec<char>, Vec<char>) =
+                (ix.term(t).chars().collect(), text.chars().collect());
+            if one_edit(&a, &b) {
                 out.push(t);
             }
         });
@@ -544,6 +566,40 @@ mod tests {
         // too long for the automaton: the scan's way
         let long = "a".repeat(AUTOMATON_MAX_CHARS + 1);
         assert!(ix.typo_automaton(&long, &(0..=100)).is_none());
+    }
+
+    #[test]
+    fn within_one_edit_is_one_edit_over_characters() {
+        let mut rng = Lcg(3);
+        let mut ws = words(&mut rng, 300);
+        // and a variant of each, one or two edits away
+        for w in ws.clone() {
+            let mut c: Vec<char> = w.chars().collect();
+            let i = rng.next(c.len());
+            match rng.next(4) {
+                0 => {
+                    c.remove(i);
+                }
+                1 => c.insert(i, 'é'),
+                2 => c[i] = '日',
+                _ if c.len() >= 2 => c.swap(0, 1),
+                _ => c.push('s'),
+            }
+            if rng.next(3) == 0 {
+                c.push('a');
+            }
+            ws.push(c.into_iter().collect());
+        }
+        let mut near = 0;
+        for a in &ws {
+            for b in &ws {
+                let (ca, cb): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+                let want = one_edit(&ca, &cb);
+                assert_eq!(within_one_edit(a, b), want, "{a:?} {b:?}");
+                near += usize::from(want);
+            }
+        }
+        assert!(near > 1000, "{near}");
     }
 
     #[test]
