@@ -241,6 +241,7 @@ fn slot<S: Statistics>(s: &S, term: &str, surface: &str, joined: bool) -> (Slot,
 
 /// Analyse a request once against collection `s`: its slots (one per distinct analysed
 /// term), its pairs and the ceiling of its raw score.
+#[inline(never)]
 pub(super) fn prepare<S: Statistics>(s: &S, query: &str) -> Query {
     with_terms(query, |terms| prepare_terms(s, terms))
 }
