@@ -243,11 +243,11 @@ fn slot<S: Statistics>(s: &S, term: &str, surface: &str, joined: bool) -> (Slot,
 /// term), its pairs and the ceiling of its raw score.
 #[inline(never)]
 pub(super) fn prepare<S: Statistics>(s: &S, query: &str) -> Query {
-    with_terms(query, |terms| prepare_terms(s, terms))
+    with_terms(query, |terms| query_of(s, terms))
 }
 
 /// [`prepare`] of the analysed request `terms`.
-fn prepare_terms<S: Statistics>(s: &S, terms: &TermList) -> Query {
+fn query_of<S: Statistics>(s: &S, terms: &TermList) -> Query {
     // each distinct request term looked up once, for its slot and its pairs
     let mut ids: Vec<Option<u32>> = Vec::with_capacity(terms.len());
     let mut slots: Vec<Slot> = Vec::with_capacity(terms.len());
