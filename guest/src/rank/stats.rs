@@ -93,6 +93,14 @@ pub trait Statistics {
     }
 }
 
+/// Whether a search's typo candidates come from the one-edit automaton (`vocab.rs`) rather
+/// than the signature scan. Off: measured through the component (`benches/search_instructions.sh`,
+/// 2026-11-26) the automaton cost 1.66 M / 4.99 M instructions a request on combined / gen10k
+/// against 1.65 M / 4.92 M with the scan (the same answers); natively it is cheaper only at
+/// 50,000 skills (the request's preparation 195 k instructions against 269 k), where the scan
+/// grows with the vocabulary (docs/performance.md, "Preparing a request").
+pub(super) const TYPO_AUTOMATON: bool = false;
+
 impl Statistics for SearchIndex {
     #[inline]
     fn params(&self) -> &Params {
@@ -166,18 +174,18 @@ impl Statistics for SearchIndex {
         }
     }
 
-    /// Exactly the candidates one edit from `text`, from a one-edit automaton run over the
-    /// vocabulary (`vocab.rs`), in the scan's order; for a term too long for the automaton,
-    /// the candidates whose character signature ([`char_signature`]) differs from `text`'s in
+    /// The candidates whose character signature ([`char_signature`]) differs from `text`'s in
     /// at most two bits: one edit removes at most one character and adds at most one, so two
-    /// words one edit apart differ in at most two bits.
+    /// words one edit apart differ in at most two bits. With [`TYPO_AUTOMATON`], exactly the
+    /// candidates one edit from `text`, from a one-edit automaton run over the vocabulary
+    /// (`vocab.rs`), in the scan's order (the scan still for a term too long for it).
     fn each_typo_near(
         &self,
         text: &str,
         lens: std::ops::RangeInclusive<usize>,
         mut f: impl FnMut(u32),
     ) {
-        if let Some(found) = self.typo_automaton(text, &lens) {
+        if TYPO_AUTOMATON && let Some(found) = self.typo_automaton(text, &lens) {
             found.into_iter().for_each(f);
             return;
         }
