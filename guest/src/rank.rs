@@ -74,9 +74,8 @@
 
 use crate::codec::{decode, encode};
 use crate::model::{ExplainTerm, Explanation};
-use crate::text::{Analyzer, JOINED, Term, analyze};
+use crate::text::{Analyzer, JOINED, TermList, with_terms};
 use std::cmp::Ordering;
-use std::collections::HashSet;
 
 mod build;
 mod draft;
@@ -89,6 +88,7 @@ mod stats;
 #[cfg(test)]
 mod tests;
 mod topk;
+mod vocab;
 
 use build::*;
 pub use build::{Analysed, Builder};
@@ -269,6 +269,12 @@ pub struct SearchIndex {
     /// Per term, the largest `sat` of its postings, derived (not in snapshots): with the
     /// request's idf, the most a term can add to a skill's score (top-k pruning).
     max_sat: Vec<f32>,
+    /// Where the terms of each first two bytes start, derived (not in snapshots): the first
+    /// two steps of a descent of the vocabulary (`vocab.rs`).
+    prefix2: Vec<u32>,
+    /// `idf_of(n_docs, df)` for every `df` up to `n_docs`, derived (not in snapshots): a
+    /// request's alternatives read their idf here instead of taking a logarithm each.
+    idf_by_df: Vec<f64>,
     offsets: Vec<u32>,
     docs: DocIds,
     /// `tf~ / (k1 + tf~)` per posting.

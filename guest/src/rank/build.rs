@@ -283,6 +283,8 @@ impl Builder {
             typo_by_len,
             typo_sig: Vec::new(),
             max_sat: Vec::new(),
+            prefix2: Vec::new(),
+            idf_by_df: Vec::new(),
             offsets,
             docs: post_docs,
             sat,

@@ -48,8 +48,21 @@ impl Statistics for OneDoc<'_> {
         self.index.each_extension(text, f);
     }
 
+    fn lookup(&self, text: &str, prefix_min: Option<usize>, f: impl FnMut(u32)) -> Option<u32> {
+        self.index.lookup(text, prefix_min, f)
+    }
+
     fn each_typo_candidate(&self, lens: std::ops::RangeInclusive<usize>, f: impl FnMut(u32)) {
         self.index.each_typo_candidate(lens, f);
+    }
+
+    fn each_typo_near(
+        &self,
+        text: &str,
+        lens: std::ops::RangeInclusive<usize>,
+        f: impl FnMut(u32),
+    ) {
+        self.index.each_typo_near(text, lens, f);
     }
 
     fn each_posting(&self, t: u32, mut f: impl FnMut(usize, bool, f32)) {

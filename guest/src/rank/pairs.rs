@@ -47,27 +47,46 @@ pub(super) fn for_each_pair(seq: &[u32], window: usize, mut f: impl FnMut(u32, u
 /// The request's pairs in collection `s`: known word terms at most `pair_window` words apart,
 /// once each.
 /// `ids[i]` is the number of `terms[i]`, if indexed.
-pub(super) fn pairs<S: Statistics>(s: &S, terms: &[Term], ids: &[Option<u32>]) -> Vec<Pair> {
+pub(super) fn pairs<S: Statistics>(s: &S, terms: &TermList, ids: &[Option<u32>]) -> Vec<Pair> {
     let p = s.params();
     if p.pair_weight <= 0.0 {
         return Vec::new();
     }
-    let words: Vec<(u32, &str)> = terms
-        .iter()
+    let words: Vec<(u32, &str)> = (0..terms.len())
         .zip(ids)
-        .filter(|(t, _)| !t.joined)
-        .filter_map(|(t, &id)| Some((id?, t.surface.as_str())))
+        .filter(|&(i, _)| !terms.joined(i))
+        .filter_map(|(i, &id)| Some((id?, terms.surface(i))))
         .collect();
     let ids: Vec<u32> = words.iter().map(|w| w.0).collect();
     let surface = |id: u32| words.iter().find(|w| w.0 == id).map_or("", |w| w.1);
-    let mut seen = HashSet::new();
+    // (the pairs seen, by their order-free keys: a scan for a short request, a hash set past
+    // that)
+    let mut keys: Vec<u64> = Vec::new();
+    let mut table: Option<rustc_hash::FxHashSet<u64>> = None;
     let mut pairs = Vec::new();
     for_each_pair(&ids, p.pair_window, |a, b| {
-        if seen.insert((a.min(b), a.max(b))) {
+        let key = pair_key(a, b);
+        let new = match &mut table {
+            Some(table) => table.insert(key),
+            None if keys.contains(&key) => false,
+            None => {
+                keys.push(key);
+                if keys.len() > 32 {
+                    table = Some(keys.iter().copied().collect());
+                }
+                true
+            }
+        };
+        if new {
+            let (x, y) = (surface(a), surface(b));
+            let mut text = String::with_capacity(x.len() + 1 + y.len());
+            text.push_str(x);
+            text.push(' ');
+            text.push_str(y);
             pairs.push(Pair {
                 weight: p.pair_weight * 0.5 * (s.idf(a) + s.idf(b)),
                 terms: [a, b],
-                surface: format!("{} {}", surface(a), surface(b)),
+                surface: text,
             });
         }
     });

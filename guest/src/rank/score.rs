@@ -48,11 +48,39 @@ pub(super) fn char_signature(s: &str) -> u64 {
 /// transposition of adjacent characters).
 pub fn within_one_edit(a: &str, b: &str) -> bool {
     if a.is_ascii() && b.is_ascii() {
-        one_edit(a.as_bytes(), b.as_bytes())
+        return one_edit(a.as_bytes(), b.as_bytes());
+    }
+    // [`one_edit`] over characters, on the strings themselves
+    let (la, lb) = (a.chars().count(), b.chars().count());
+    if la.abs_diff(lb) > 1 {
+        return false;
+    }
+    // the common prefix (equal bytes up to a character boundary of `a`, hence of `b`)
+    let mut p = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    while !a.is_char_boundary(p) {
+        p -= 1;
+    }
+    let (ra, rb) = (&a[p..], &b[p..]);
+    if ra.is_empty() && rb.is_empty() {
+        return true;
+    }
+    fn rest(s: &str) -> &str {
+        let mut c = s.chars();
+        c.next();
+        c.as_str()
+    }
+    if la == lb {
+        // substitution or transposition
+        let (mut ca, mut cb) = (ra.chars(), rb.chars());
+        rest(ra) == rest(rb)
+            || matches!(
+                (ca.next(), ca.next(), cb.next(), cb.next()),
+                (Some(a0), Some(a1), Some(b0), Some(b1)) if a0 == b1 && a1 == b0
+            ) && ca.as_str() == cb.as_str()
+    } else if la > lb {
+        rest(ra) == rb
     } else {
-        let a: Vec<char> = a.chars().collect();
-        let b: Vec<char> = b.chars().collect();
-        one_edit(&a, &b)
+        ra == rest(rb)
     }
 }
 
@@ -157,69 +185,102 @@ impl SearchIndex {
     }
 }
 
-/// The request's slots in collection `s` (one per distinct analysed term).
-/// `ids[i]`: the number of `terms[i]`, if indexed.
-fn slots<S: Statistics>(s: &S, terms: &[Term], ids: &[Option<u32>]) -> Vec<Slot> {
+/// The slot of request term `term` (written `surface`; `joined`: a join, not a word) in
+/// collection `s`, and the term's number if indexed.
+fn slot<S: Statistics>(s: &S, term: &str, surface: &str, joined: bool) -> (Slot, Option<u32>) {
     let p = s.params();
-    let mut seen = HashSet::new();
-    let mut slots = Vec::new();
-    for (t, &known) in terms.iter().zip(ids) {
-        if !seen.insert(t.term.as_str()) {
+    let mut alts = Vec::with_capacity(8);
+    let n = term.chars().count();
+    let prefix_min = (n >= p.prefix_min_len && p.prefix_factor > 0.0).then_some(p.prefix_min_len);
+    // (expansions first, then the exact term put before them: it comes first)
+    let known = s.lookup(term, prefix_min, |id| {
+        alts.push(Alt {
+            term: id,
+            kind: "prefix",
+            idf: p.prefix_factor,
+        });
+    });
+    if let Some(id) = known {
+        alts.insert(
+            0,
+            Alt {
+                term: id,
+                kind: "exact",
+                idf: 1.0,
+            },
+        );
+    }
+    if known.is_none() && n >= p.typo_min_len && p.typo_factor > 0.0 {
+        let l = term.len();
+        s.each_typo_near(term, l.saturating_sub(2)..=l + 2, |id| {
+            if within_one_edit(s.term(id), term) {
+                alts.push(Alt {
+                    term: id,
+                    kind: "typo",
+                    idf: p.typo_factor,
+                });
+            }
+        });
+    }
+    let idf = known.map_or_else(|| s.unseen_idf(), |id| s.idf(id));
+    for alt in &mut alts {
+        // never more idf than the request term's own: a prefix or typo expansion to a rare
+        // word must not outweigh the word itself (`alt.idf` holds the factor so far)
+        alt.idf *= s.idf(alt.term).min(idf);
+    }
+    let slot = Slot {
+        surface: surface.to_owned(),
+        weight: if joined { p.joined_weight } else { 1.0 },
+        idf,
+        word: !joined,
+        known: known.is_some(),
+        alts,
+    };
+    (slot, known)
+}
+
+/// Analyse a request once against collection `s`: its slots (one per distinct analysed
+/// term), its pairs and the ceiling of its raw score.
+#[inline(never)]
+pub(super) fn prepare<S: Statistics>(s: &S, query: &str) -> Query {
+    with_terms(query, |terms| query_of(s, terms))
+}
+
+/// [`prepare`] of the analysed request `terms`.
+fn query_of<S: Statistics>(s: &S, terms: &TermList) -> Query {
+    // each distinct request term looked up once, for its slot and its pairs
+    let mut ids: Vec<Option<u32>> = Vec::with_capacity(terms.len());
+    let mut slots: Vec<Slot> = Vec::with_capacity(terms.len());
+    // (the first occurrence of each distinct term: a scan of those seen for a short request,
+    // a hash table past that)
+    let mut firsts: Vec<usize> = Vec::new();
+    let mut table: Option<rustc_hash::FxHashMap<&str, usize>> = None;
+    for i in 0..terms.len() {
+        let term = terms.term(i);
+        let seen = match &table {
+            Some(table) => table.get(term).copied(),
+            None => firsts.iter().copied().find(|&j| terms.term(j) == term),
+        };
+        if let Some(j) = seen {
+            ids.push(ids[j]);
             continue;
         }
-        let mut alts = Vec::new();
-        if let Some(id) = known {
-            alts.push((id, 1.0, "exact"));
-        }
-        let n = t.term.chars().count();
-        if n >= p.prefix_min_len && p.prefix_factor > 0.0 {
-            // terms the request term is a prefix of
-            s.each_extension(&t.term, |id| alts.push((id, p.prefix_factor, "prefix")));
-            // terms that are a prefix of the request term
-            for (cut, _) in t.term.char_indices().skip(p.prefix_min_len) {
-                if let Some(id) = s.term_id(&t.term[..cut]) {
-                    alts.push((id, p.prefix_factor, "prefix"));
+        let (slot, id) = slot(s, term, terms.surface(i), terms.joined(i));
+        ids.push(id);
+        slots.push(slot);
+        match &mut table {
+            Some(table) => {
+                table.insert(term, i);
+            }
+            None => {
+                firsts.push(i);
+                if firsts.len() > 32 {
+                    table = Some(firsts.iter().map(|&j| (terms.term(j), j)).collect());
                 }
             }
         }
-        if known.is_none() && n >= p.typo_min_len && p.typo_factor > 0.0 {
-            let l = t.term.len();
-            s.each_typo_near(&t.term, l.saturating_sub(2)..=l + 2, |id| {
-                if within_one_edit(s.term(id), &t.term) {
-                    alts.push((id, p.typo_factor, "typo"));
-                }
-            });
-        }
-        let idf = known.map_or_else(|| s.unseen_idf(), |id| s.idf(id));
-        slots.push(Slot {
-            surface: t.surface.clone(),
-            weight: if t.joined { p.joined_weight } else { 1.0 },
-            idf,
-            word: !t.joined,
-            known: known.is_some(),
-            alts: alts
-                .into_iter()
-                .map(|(term, factor, kind)| Alt {
-                    term,
-                    kind,
-                    // never more idf than the request term's own: a prefix or typo expansion
-                    // to a rare word must not outweigh the word itself
-                    idf: factor * s.idf(term).min(idf),
-                })
-                .collect(),
-        });
     }
-    slots
-}
-
-/// Analyse a request once against collection `s`: its slots, its pairs and the ceiling of its
-/// raw score.
-pub(super) fn prepare<S: Statistics>(s: &S, query: &str) -> Query {
-    let terms = analyze(query);
-    // (each request term looked up once, for its slot and its pairs)
-    let ids: Vec<Option<u32>> = terms.iter().map(|t| s.term_id(&t.term)).collect();
-    let slots = slots(s, &terms, &ids);
-    let pairs = pairs(s, &terms, &ids);
+    let pairs = pairs(s, terms, &ids);
     let max = slots.iter().map(|s| s.weight * s.idf).sum();
     let words = slots.iter().filter(|s| s.word).count();
     Query {

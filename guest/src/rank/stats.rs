@@ -40,6 +40,22 @@ pub trait Statistics {
     /// `f(t)` for every term of the collection that `text` is a strict prefix of, in
     /// vocabulary order.
     fn each_extension(&self, text: &str, f: impl FnMut(u32));
+    /// The number of request term `text`, if some skill has it; and, when `prefix_min` is
+    /// given, `f(t)` for its prefix alternatives: first every term `text` is a strict prefix
+    /// of ([`Statistics::each_extension`], in vocabulary order), then every term that is a
+    /// strict prefix of `text` of at least `prefix_min` characters, shortest first.
+    fn lookup(&self, text: &str, prefix_min: Option<usize>, mut f: impl FnMut(u32)) -> Option<u32> {
+        let exact = self.term_id(text);
+        if let Some(min) = prefix_min {
+            self.each_extension(text, &mut f);
+            for (cut, _) in text.char_indices().skip(min) {
+                if let Some(id) = self.term_id(&text[..cut]) {
+                    f(id);
+                }
+            }
+        }
+        exact
+    }
     /// `f(t)` for every typo candidate: a term at least two skills have, `lens` bytes long.
     fn each_typo_candidate(&self, lens: std::ops::RangeInclusive<usize>, f: impl FnMut(u32));
     /// [`Statistics::each_typo_candidate`] for the candidates that may be one edit from
@@ -77,6 +93,14 @@ pub trait Statistics {
     }
 }
 
+/// Whether a search's typo candidates come from the one-edit automaton (`vocab.rs`) rather
+/// than the signature scan. Off: measured through the component (`benches/search_instructions.sh`,
+/// 2026-11-26) the automaton cost 1.66 M / 4.99 M instructions a request on combined / gen10k
+/// against 1.65 M / 4.92 M with the scan (the same answers); natively it is cheaper only at
+/// 50,000 skills (the request's preparation 195 k instructions against 269 k), where the scan
+/// grows with the vocabulary (docs/performance.md, "Preparing a request").
+pub(super) const TYPO_AUTOMATON: bool = false;
+
 impl Statistics for SearchIndex {
     #[inline]
     fn params(&self) -> &Params {
@@ -113,6 +137,16 @@ impl Statistics for SearchIndex {
         self.range(t).len()
     }
 
+    /// From the table derived at build or restore (the same values, without a logarithm).
+    #[inline]
+    fn idf(&self, t: u32) -> f64 {
+        let df = self.range(t).len();
+        match self.idf_by_df.get(df) {
+            Some(&idf) => idf,
+            None => idf_of(self.n_docs, df),
+        }
+    }
+
     fn each_extension(&self, text: &str, mut f: impl FnMut(u32)) {
         let start = self.term_lower_bound(text);
         for id in start..self.term_ends.len() as u32 {
@@ -126,6 +160,12 @@ impl Statistics for SearchIndex {
         }
     }
 
+    /// One descent of the vocabulary read as a trie (`vocab.rs`).
+    #[inline]
+    fn lookup(&self, text: &str, prefix_min: Option<usize>, f: impl FnMut(u32)) -> Option<u32> {
+        self.descend_lookup(text, prefix_min, f)
+    }
+
     fn each_typo_candidate(&self, lens: std::ops::RangeInclusive<usize>, mut f: impl FnMut(u32)) {
         for len in lens {
             for &id in self.typo_by_len.get(len).map_or(&[][..], |v| v.as_slice()) {
@@ -134,15 +174,21 @@ impl Statistics for SearchIndex {
         }
     }
 
-    /// Only the candidates whose character signature ([`char_signature`]) differs from
-    /// `text`'s in at most two bits: one edit removes at most one character and adds at most
-    /// one, so two words one edit apart differ in at most two bits.
+    /// The candidates whose character signature ([`char_signature`]) differs from `text`'s in
+    /// at most two bits: one edit removes at most one character and adds at most one, so two
+    /// words one edit apart differ in at most two bits. With [`TYPO_AUTOMATON`], exactly the
+    /// candidates one edit from `text`, from a one-edit automaton run over the vocabulary
+    /// (`vocab.rs`), in the scan's order (the scan still for a term too long for it).
     fn each_typo_near(
         &self,
         text: &str,
         lens: std::ops::RangeInclusive<usize>,
         mut f: impl FnMut(u32),
     ) {
+        if TYPO_AUTOMATON && let Some(found) = self.typo_automaton(text, &lens) {
+            found.into_iter().for_each(f);
+            return;
+        }
         let sig = char_signature(text);
         for len in lens {
             let ids = self.typo_by_len.get(len).map_or(&[][..], |v| v.as_slice());

@@ -189,6 +189,7 @@ impl SearchIndex {
                     .fold(0.0f32, |m, &x| m.max(x))
             })
             .collect();
+        self.derive_lookups();
         self
     }
 

@@ -114,6 +114,13 @@ impl Interner {
         slice(&self.text, &self.ends, id)
     }
 
+    /// Forget every string (keeping the memory).
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.ends.clear();
+        self.table.clear();
+    }
+
     /// The number of `s`, if interned.
     pub fn find(&self, s: &str) -> Option<u32> {
         self.table
@@ -313,6 +320,17 @@ impl WordCache {
         self.slots[i] = slot;
     }
 
+    /// Forget every word (keeping the memory, unless a long text made it large).
+    pub(super) fn clear(&mut self) {
+        self.text.clear();
+        self.len = 0;
+        if self.slots.len() > 1024 {
+            self.slots = Vec::new();
+        } else {
+            self.slots.fill(FREE);
+        }
+    }
+
     /// Twice the slots (at least 64), every word placed again (its hash made again from
     /// its text).
     #[cold]
@@ -421,6 +439,17 @@ impl Chunk {
 impl Analyzer {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Back to a new analyser's state (its terms numbered from 0 again), keeping its memory.
+    pub fn reset(&mut self) {
+        self.words.clear();
+        self.terms.clear();
+        self.term_phrases.clear();
+        self.buf.clear();
+        self.ubuf.clear();
+        self.joined.clear();
+        self.recent.clear();
     }
 
     /// Number of distinct terms produced so far.
@@ -912,6 +941,87 @@ pub(super) static CLASSES: [u8; 256] = {
     }
     t
 };
+
+/// The terms of one text, as [`analyze`] gives them, without a `String` per term: an
+/// analyser, its terms and their surfaces kept for the next text (see [`with_terms`]).
+#[derive(Debug, Default)]
+pub struct TermList {
+    analyzer: Analyzer,
+    /// The surfaces, concatenated.
+    surfaces: String,
+    /// Per term: its number in `analyzer`, the end of its surface in `surfaces`, whether it is
+    /// a join.
+    items: Vec<(u32, u32, bool)>,
+}
+
+impl TermList {
+    /// Analyse `text` (what was there before is forgotten).
+    pub fn analyze(&mut self, text: &str) {
+        let Self {
+            analyzer,
+            surfaces,
+            items,
+        } = self;
+        analyzer.reset();
+        surfaces.clear();
+        items.clear();
+        analyzer.run(text, |term, surface, _, joined| {
+            surfaces.push_str(surface);
+            items.push((term, surfaces.len() as u32, joined));
+        });
+    }
+
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The stemmed term number `i`.
+    #[inline]
+    pub fn term(&self, i: usize) -> &str {
+        self.analyzer.term(self.items[i].0)
+    }
+
+    /// Term number `i` as written (lowercased).
+    #[inline]
+    pub fn surface(&self, i: usize) -> &str {
+        let start = if i == 0 {
+            0
+        } else {
+            self.items[i - 1].1 as usize
+        };
+        &self.surfaces[start..self.items[i].1 as usize]
+    }
+
+    /// Whether term number `i` is a join (see [`Term::joined`]).
+    #[inline]
+    pub fn joined(&self, i: usize) -> bool {
+        self.items[i].2
+    }
+}
+
+/// `f` of the terms of `text` ([`TermList`]), analysed with an analyser kept between calls
+/// on this thread (its memory only: every text is analysed from scratch).
+pub fn with_terms<R>(text: &str, f: impl FnOnce(&TermList) -> R) -> R {
+    thread_local! {
+        static TERMS: std::cell::RefCell<TermList> = std::cell::RefCell::default();
+    }
+    TERMS.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut list) => {
+            list.analyze(text);
+            f(&list)
+        }
+        // (called again from within `f`: a list of its own)
+        Err(_) => {
+            let mut list = TermList::default();
+            list.analyze(text);
+            f(&list)
+        }
+    })
+}
 
 /// [`Analyzer::run`] collected into a list (one-off use).
 pub fn analyze(text: &str) -> Vec<Term> {
