@@ -86,6 +86,13 @@ fn tenth_rules(guest: &mut Guest, index: IndexHandle) -> Vec<AccessRule> {
     vec![rule(vec!["**".into()], "staff"), rule(globs, "team")]
 }
 
+/// `search(q, 10)` on `index` for each request of `qs`.
+fn search_all(guest: &mut Guest, index: IndexHandle, qs: &[String]) {
+    for q in qs {
+        black_box(guest.search(index, q, 10).expect("search"));
+    }
+}
+
 fn caller() -> Caller {
     Caller::Identity(CallerIdentity {
         subject: Some("bench".into()),
@@ -122,19 +129,9 @@ fn views(c: &mut Criterion) {
         g.throughput(Throughput::Elements(qs.len() as u64));
         g.sample_size(20);
         g.bench_function("unrestricted", |b| {
-            b.iter(|| {
-                for q in &qs {
-                    black_box(guest.search(index, q, 10).expect("search"));
-                }
-            })
+            b.iter(|| search_all(&mut guest, index, &qs))
         });
-        g.bench_function("view", |b| {
-            b.iter(|| {
-                for q in &qs {
-                    black_box(guest.search(view, q, 10).expect("search"));
-                }
-            })
-        });
+        g.bench_function("view", |b| b.iter(|| search_all(&mut guest, view, &qs)));
         g.bench_function("view_per_request", |b| {
             b.iter(|| {
                 for q in &qs {
@@ -189,19 +186,9 @@ fn views(c: &mut Criterion) {
         g.throughput(Throughput::Elements(qs.len() as u64));
         g.sample_size(20);
         g.bench_function("unrestricted", |b| {
-            b.iter(|| {
-                for q in &qs {
-                    black_box(guest.search(index, q, 10).expect("search"));
-                }
-            })
+            b.iter(|| search_all(&mut guest, index, &qs))
         });
-        g.bench_function("view", |b| {
-            b.iter(|| {
-                for q in &qs {
-                    black_box(guest.search(view, q, 10).expect("search"));
-                }
-            })
-        });
+        g.bench_function("view", |b| b.iter(|| search_all(&mut guest, view, &qs)));
         g.finish();
         guest.drop_index(view).expect("drop");
     }

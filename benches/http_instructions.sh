@@ -31,21 +31,8 @@ for tool in wrk python3 valgrind callgrind_control callgrind_annotate; do
 done
 [[ -x $binary ]] || { echo "error: no binary at $binary" >&2; exit 2; }
 
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-  if [[ -n $server_pid ]]; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  if [[ ${KEEP:-0} == 1 ]]; then echo "kept in $work" >&2; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-
-python3 "$here/support/dev_requests.py" "$queries_json" >"$work/queries.txt"
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+# shellcheck source=support/scratch.sh
+source "$here/support/scratch.sh"
 port=$(free_port)
 metrics_port=$(free_port)
 # No file watching: a change in the shared corpus by someone else would rebuild within the count.
@@ -64,12 +51,7 @@ env -u SKILLS_DIR valgrind --tool=callgrind --smc-check=all-non-file --instr-ats
   --usage-db "$work/usage.sqlite3" \
   </dev/null >/dev/null 2>"$work/server.log" &
 server_pid=$!
-for _ in $(seq 3000); do
-  grep -q "skills indexed" "$work/server.log" && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log" >&2; exit 1; }
-  sleep 0.1
-done
-grep -q "skills indexed" "$work/server.log" || { echo "error: the server did not start" >&2; exit 1; }
+wait_ready 3000
 url="http://127.0.0.1:$port/mcp"
 script="$here/wrk/search.lua"
 answered() { grep -c 'http: POST /mcp tools/call search_skills 200' "$work/server.log" || true; }

@@ -38,22 +38,8 @@ done
 [[ -d $corpus ]] || { echo "error: no corpus at $corpus (set CORPUS)" >&2; exit 2; }
 [[ -f $queries_json ]] || { echo "error: no queries at $queries_json (set QUERIES)" >&2; exit 2; }
 
-work=$(mktemp -d)
-server_pid=
-cleanup() {
-  if [[ -n $server_pid ]]; then
-    kill "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  if [[ ${KEEP_LOG:-0} == 1 ]]; then echo "server log kept in $work" >&2; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-
-python3 "$here/support/dev_requests.py" "$queries_json" >"$work/queries.txt"
-
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+# shellcheck source=support/scratch.sh
+source "$here/support/scratch.sh"
 port=${PORT:-$(free_port)}
 metrics_port=$(free_port)
 # Room for every connection (the default cap, 256, is above 64 too).
@@ -65,12 +51,7 @@ env -u SKILLS_DIR ${SERVER_ENV:-} "$binary" serve --http "127.0.0.1:$port" --no-
   --usage-db "$work/usage.sqlite3" \
   </dev/null >/dev/null 2>"$work/server.log" &
 server_pid=$!
-for _ in $(seq 1200); do
-  grep -q "skills indexed" "$work/server.log" && break
-  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log" >&2; echo "error: the server stopped" >&2; exit 1; }
-  sleep 0.1
-done
-grep -q "skills indexed" "$work/server.log" || { echo "error: the server did not become ready" >&2; exit 1; }
+wait_ready 1200
 
 url="http://127.0.0.1:$port/mcp"
 script="$here/wrk/search.lua"

@@ -4,7 +4,9 @@
 //!
 //! The postings of the request's alternatives are read window by window ([`WINDOW`]
 //! documents), slot by slot in the request's order, into a per-window accumulator: the same
-//! sums, to the bit, as [`raw_scores`]. Each skill of a window is finalised ([`finalise`])
+//! sums, to the bit, as [`raw_scores`]. Within a slot, the alternatives other than its longest
+//! keep their best per skill first; the longest is read last and adds the slot's share (its own
+//! posting or that best, whichever is larger) at once, so most postings are added in one pass. Each skill of a window is finalised ([`finalise`])
 //! and its sort key without pairs kept among the `limit` best seen (`theta`: the `limit`-th,
 //! a lower bound of the final `limit`-th key). Pairs add at most the weights of the request
 //! pairs whose two words the skill matched (pairs are exact terms); a skill whose key plus
