@@ -50,38 +50,9 @@ pub fn within_one_edit(a: &str, b: &str) -> bool {
     if a.is_ascii() && b.is_ascii() {
         return one_edit(a.as_bytes(), b.as_bytes());
     }
-    // [`one_edit`] over characters, on the strings themselves
-    let (la, lb) = (a.chars().count(), b.chars().count());
-    if la.abs_diff(lb) > 1 {
-        return false;
-    }
-    // the common prefix (equal bytes up to a character boundary of `a`, hence of `b`)
-    let mut p = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
-    while !a.is_char_boundary(p) {
-        p -= 1;
-    }
-    let (ra, rb) = (&a[p..], &b[p..]);
-    if ra.is_empty() && rb.is_empty() {
-        return true;
-    }
-    fn rest(s: &str) -> &str {
-        let mut c = s.chars();
-        c.next();
-        c.as_str()
-    }
-    if la == lb {
-        // substitution or transposition
-        let (mut ca, mut cb) = (ra.chars(), rb.chars());
-        rest(ra) == rest(rb)
-            || matches!(
-                (ca.next(), ca.next(), cb.next(), cb.next()),
-                (Some(a0), Some(a1), Some(b0), Some(b1)) if a0 == b1 && a1 == b0
-            ) && ca.as_str() == cb.as_str()
-    } else if la > lb {
-        rest(ra) == rb
-    } else {
-        ra == rest(rb)
-    }
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    one_edit(&a, &b)
 }
 
 pub(super) fn one_edit<T: PartialEq>(a: &[T], b: &[T]) -> bool {

@@ -93,16 +93,6 @@ pub trait Statistics {
     }
 }
 
-/// Whether a search's typo candidates come from the one-edit automaton (`vocab.rs`) rather
-/// than the signature scan. On: the scan reads every candidate term of a close length, so it
-/// grows with the vocabulary; the automaton visits only the trie's branches one edit away.
-/// Measured (callgrind, 2026-11-26; docs/performance.md, "Preparing a request"): the request's
-/// preparation at 50,000 skills 195 k instructions against 269 k natively; through the
-/// component 1.66 M / 4.99 M a request on combined / gen10k against 1.65 M / 4.92 M with the
-/// scan. The answers are the same either way (the scan stays for terms too long for the
-/// automaton, and tests compare the two).
-pub(super) const TYPO_AUTOMATON: bool = true;
-
 impl Statistics for SearchIndex {
     #[inline]
     fn params(&self) -> &Params {
@@ -178,16 +168,18 @@ impl Statistics for SearchIndex {
 
     /// The candidates whose character signature ([`char_signature`]) differs from `text`'s in
     /// at most two bits: one edit removes at most one character and adds at most one, so two
-    /// words one edit apart differ in at most two bits. With [`TYPO_AUTOMATON`], exactly the
-    /// candidates one edit from `text`, from a one-edit automaton run over the vocabulary
-    /// (`vocab.rs`), in the scan's order (the scan still for a term too long for it).
+    /// words one edit apart differ in at most two bits. In fact exactly the candidates one edit
+    /// from `text`, in the scan's order, from a one-edit automaton run over the vocabulary
+    /// (`vocab.rs`): the scan reads every candidate of a close length, so it grows with the
+    /// vocabulary, the automaton only the trie's branches one edit away (docs/performance.md,
+    /// "Preparing a request"). The scan is for a term too long for the automaton.
     fn each_typo_near(
         &self,
         text: &str,
         lens: std::ops::RangeInclusive<usize>,
         mut f: impl FnMut(u32),
     ) {
-        if TYPO_AUTOMATON && let Some(found) = self.typo_automaton(text, &lens) {
+        if let Some(found) = self.typo_automaton(text, &lens) {
             found.into_iter().for_each(f);
             return;
         }

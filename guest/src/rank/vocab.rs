@@ -380,9 +380,13 @@ impl Walk<'_> {
             }
             while a < r.end {
                 let (start, _) = ix.span(a);
-                let lead = bytes[start + k];
-                let w = utf8_width(lead);
+                // (`k` bytes down the trie: a character boundary of every term of the node)
+                let Some(x) = ix.terms.get(start + k..).and_then(|t| t.chars().next()) else {
+                    break;
+                };
+                let w = x.len_utf8();
                 let x_bytes = &bytes[start + k..start + k + w];
+                let lead = x_bytes[0];
                 let end = if w == 1 {
                     match ix.narrow_by_table(&r, k, lead) {
                         Some(child) => child.end,
@@ -400,7 +404,6 @@ impl Walk<'_> {
                     a = end;
                     continue;
                 }
-                let x = decode(x_bytes);
                 let next = self.step(s, x);
                 let child = a..end;
                 a = end;
@@ -445,30 +448,6 @@ impl Walk<'_> {
                 }
             }
         }
-    }
-}
-
-/// The character of UTF-8 bytes `b` (one character).
-#[inline]
-fn decode(b: &[u8]) -> char {
-    let c = |i: usize| u32::from(b[i] & 0x3F);
-    let code = match b.len() {
-        1 => u32::from(b[0]),
-        2 => u32::from(b[0] & 0x1F) << 6 | c(1),
-        3 => u32::from(b[0] & 0x0F) << 12 | c(1) << 6 | c(2),
-        _ => u32::from(b[0] & 0x07) << 18 | c(1) << 12 | c(2) << 6 | c(3),
-    };
-    char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER)
-}
-
-/// Bytes of the UTF-8 character whose first byte is `lead`.
-#[inline]
-fn utf8_width(lead: u8) -> usize {
-    match lead {
-        0..0x80 => 1,
-        0xC0..0xE0 => 2,
-        0xE0..0xF0 => 3,
-        _ => 4,
     }
 }
 
