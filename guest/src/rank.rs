@@ -266,9 +266,6 @@ pub struct SearchIndex {
     typo_by_len: Vec<Vec<u32>>,
     /// Their character signatures ([`char_signature`]), derived (not in snapshots).
     typo_sig: Vec<Vec<u64>>,
-    /// Per term, the largest `sat` of its postings, derived (not in snapshots): with the
-    /// request's idf, the most a term can add to a skill's score (top-k pruning).
-    max_sat: Vec<f32>,
     /// Where the terms of each first two bytes start, derived (not in snapshots): the first
     /// two steps of a descent of the vocabulary (`vocab.rs`).
     prefix2: Vec<u32>,

@@ -282,7 +282,6 @@ impl Builder {
             term_ends,
             typo_by_len,
             typo_sig: Vec::new(),
-            max_sat: Vec::new(),
             prefix2: Vec::new(),
             idf_by_df: Vec::new(),
             offsets,

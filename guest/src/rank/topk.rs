@@ -6,8 +6,8 @@
 //! documents), slot by slot in the request's order, into a per-window accumulator: the same
 //! sums, to the bit, as [`raw_scores`]. Within a slot, the alternatives other than its longest
 //! keep their best per skill first; the longest is read last and adds the slot's share (its own
-//! posting or that best, whichever is larger) at once, so most postings are added in one pass. Each skill of a window is finalised ([`finalise`])
-//! and its sort key without pairs kept among the `limit` best seen (`theta`: the `limit`-th,
+//! posting or that best, whichever is larger) at once, so most postings are added in one
+//! pass. Each skill of a window is finalised ([`finalise`]) and its sort key without pairs kept among the `limit` best seen (`theta`: the `limit`-th,
 //! a lower bound of the final `limit`-th key). Pairs add at most the weights of the request
 //! pairs whose two words the skill matched (pairs are exact terms); a skill whose key plus
 //! that bound cannot reach `theta` cannot be among the best and is dropped at once. The rest
@@ -15,15 +15,15 @@
 //! the final `limit`-th key) and the best `limit` are kept in [`order`]; the request words
 //! each matched are known from the slots that touched it.
 //!
-//! Once `theta` is known, MaxScore's split applies within each window: the slots whose upper
-//! bounds (with the pairs among them) sum below `theta` are non-essential, and their postings
-//! are read only for the skills an essential slot touched (found by a first pass over the
-//! essential postings of the window). A skill is never looked up in a posting list: the
-//! window's postings are read in order either way. A skill whose raw share (plus what pairs
-//! can add, nothing without two describing words) cannot reach `theta` is dropped before it is
-//! finalised. (Looking skills up in the non-essential lists, as MaxScore does across a whole
-//! collection, was measured and was slower: with these scores nearly every skill still needed
-//! the look-ups; docs/performance.md.)
+//! A skill whose raw share (plus what pairs can add, nothing without two describing words)
+//! cannot reach `theta` is dropped before it is finalised: most skills touched are never
+//! scored. An alternative with no posting in a window is passed over with one comparison
+//! ([`Cursor`]). MaxScore's split of the slots into essential and non-essential ones (the
+//! latter read only for skills an essential slot touched) was built and measured, and
+//! removed: it never skipped reading a posting and cost more than it saved (natively 0.4%
+//! more instructions on the combined corpus, 2.7% more on the generated 10,000), because on
+//! these collections the `limit`-th key stays far below what the weakest slots can add;
+//! looking skills up in the non-essential lists instead was slower still (docs/performance.md).
 //!
 //! The answers are those of [`rank`] and [`matched`]: the same skills, order and scores (a
 //! bound drops a skill only when below `theta` by a relative margin, so a sum added in
@@ -35,10 +35,6 @@ use super::*;
 
 /// Documents per window (a power of two).
 const WINDOW: usize = 1024;
-
-/// Documents of the first window (at most [`WINDOW`]): a short one makes `theta` known, and
-/// the non-essential slots prunable, sooner.
-const FIRST_WINDOW: usize = 256;
 
 /// Largest `limit` served by top-k retrieval; a larger one is ranked exhaustively (pruning
 /// gains little when most matching skills are returned).
@@ -72,11 +68,6 @@ fn clear_bit(bits: &mut Bits, l: usize) {
     bits[(l >> 6) & (BITS - 1)] &= !(1 << (l & 63));
 }
 
-#[inline]
-fn has_bit(bits: &Bits, l: usize) -> bool {
-    bits[(l >> 6) & (BITS - 1)] >> (l & 63) & 1 != 0
-}
-
 /// `f(l)` for each member of `bits`, in order, emptying the set.
 #[inline]
 fn drain_bits(bits: &mut Bits, mut f: impl FnMut(usize)) {
@@ -98,8 +89,6 @@ struct Scratch {
     masks: Box<[u64; WINDOW]>,
     best: Box<[f64; WINDOW]>,
     describes: Box<[bool; WINDOW]>,
-    /// The skills an essential slot touches (when some slots are not essential).
-    marked: Bits,
     /// The skills a slot's other alternatives touched, before its main one is read.
     in_slot: Bits,
     /// The skills any slot touched.
@@ -115,7 +104,6 @@ impl Scratch {
             masks: Box::new([0; WINDOW]),
             best: Box::new([0.0; WINDOW]),
             describes: Box::new([false; WINDOW]),
-            marked: [0; BITS],
             in_slot: [0; BITS],
             in_window: [0; BITS],
             candidates: Vec::with_capacity(WINDOW),
@@ -184,13 +172,6 @@ impl SearchIndex {
             .iter()
             .map(|ids| ids.iter().map(|&t| char_signature(self.term(t))).collect())
             .collect();
-        self.max_sat = (0..self.term_ends.len() as u32)
-            .map(|t| {
-                self.sat[self.range(t)]
-                    .iter()
-                    .fold(0.0f32, |m, &x| m.max(x))
-            })
-            .collect();
         self.derive_lookups();
         self
     }
@@ -249,45 +230,8 @@ impl SearchIndex {
                 .sum()
         };
         let params = &self.params;
-        // What each slot can add to a key at most: its weight times its best alternative's
-        // idf times that term's largest `sat` (over `max`, as the key is). A skill matching
-        // only slots whose bounds (with the pairs among them) sum below `theta` cannot be
-        // among the best: those slots are "non-essential" and their postings are read only for
-        // skills an essential slot touched (MaxScore's split, within each window).
-        let slot_bound: Vec<f64> = q
-            .slots
-            .iter()
-            .map(|slot| {
-                let best = slot.alts.iter().fold(0.0f64, |m, a| {
-                    let b = a.idf * f64::from(self.max_sat[a.term as usize]);
-                    if b > m { b } else { m }
-                });
-                slot.weight * best / q.max
-            })
-            .collect();
-        // Slots by increasing bound (pruning only when each slot has a bit).
-        let mut by_bound: Vec<usize> = if q.slots.len() <= 64 {
-            (0..q.slots.len()).collect()
-        } else {
-            Vec::new()
-        };
-        by_bound.sort_by(|&a, &b| slot_bound[a].total_cmp(&slot_bound[b]));
         // The evidence factor's largest value: a key is at most the share times this.
         let evidence_max = params.single_word_factor.max(1.0);
-        let non_essential = |theta: f64| -> u64 {
-            let mut mask = 0u64;
-            let mut sum = 0.0;
-            for &i in &by_bound {
-                let next = mask | slot_bit(i);
-                let bound = (sum + slot_bound[i] + pairs_bound(next)) * evidence_max;
-                if reaches(bound, theta) {
-                    break;
-                }
-                sum += slot_bound[i];
-                mask = next;
-            }
-            mask
-        };
         // Per slot, the alternative with the most postings: read last in each window, it adds
         // the slot's share at once (with the best of the others for the same skill: a term has
         // one posting per skill); the others first keep their best per skill.
@@ -303,12 +247,18 @@ impl SearchIndex {
                     .unwrap_or(0)
             })
             .collect();
-        // A cursor per alternative (slot by slot), at the first posting not yet read.
-        let mut cursor: Vec<usize> = Vec::new();
+        // A cursor per alternative (slot by slot): the first posting not yet read, the end of
+        // its postings and the document of that first posting (none: `usize::MAX`), so that a
+        // window it has nothing in costs one comparison.
+        let mut cursor: Vec<Cursor> = Vec::new();
         let mut first_alt: Vec<usize> = Vec::with_capacity(q.slots.len() + 1);
         for slot in &q.slots {
             first_alt.push(cursor.len());
-            cursor.extend(slot.alts.iter().map(|a| self.range(a.term).start));
+            cursor.extend(
+                slot.alts
+                    .iter()
+                    .map(|a| self.docs.cursor(self.range(a.term))),
+            );
         }
         first_alt.push(cursor.len());
         // Per-window scratch, kept between requests (zeroed once).
@@ -321,7 +271,6 @@ impl SearchIndex {
             masks,
             best,
             describes,
-            marked,
             in_slot,
             in_window,
             candidates,
@@ -334,78 +283,57 @@ impl SearchIndex {
         };
         let mut start = 0;
         while start < self.n_docs {
-            // (a short first window: `theta` is known sooner)
-            let end = start.saturating_add(if start == 0 { FIRST_WINDOW } else { WINDOW });
-            let skip = if keys.seen > limit {
-                non_essential(keys.theta())
-            } else {
-                0
-            };
-            if skip != 0 {
-                // The skills an essential slot touches in this window.
-                for (i, slot) in q.slots.iter().enumerate() {
-                    if skip & slot_bit(i) != 0 {
-                        continue;
-                    }
-                    for (j, alt) in slot.alts.iter().enumerate() {
-                        let range = cursor[first_alt[i] + j]..self.range(alt.term).end;
-                        self.docs.each_below(range, &self.sat, end, |d, _, _| {
-                            set_bit(marked, d - start);
-                        });
-                    }
-                }
-            }
-            // The window's postings, slot by slot in the request's order (a non-essential
-            // slot's only for the skills marked above).
+            let end = start.saturating_add(WINDOW);
+            // The window's postings, slot by slot in the request's order.
             for (i, slot) in q.slots.iter().enumerate() {
-                let only_marked = skip & slot_bit(i) != 0;
                 let bit = slot_bit(i);
                 let main = main_alt[i];
                 let mut others = false;
                 for (j, alt) in slot.alts.iter().enumerate() {
-                    if j == main {
+                    let c = &mut cursor[first_alt[i] + j];
+                    if j == main || c.next >= end {
                         continue;
                     }
-                    let c = &mut cursor[first_alt[i] + j];
-                    let range = *c..self.range(alt.term).end;
                     let idf = alt.idf;
-                    *c = self.docs.each_below(range, &self.sat, end, |d, m, sat| {
+                    self.docs.read_below(c, &self.sat, end, |d, m, sat| {
                         // (below `WINDOW`: `d` is in the window)
                         let l = (d - start) & (WINDOW - 1);
-                        if only_marked && !has_bit(marked, l) {
-                            return;
-                        }
                         keep_best(&mut best[l], &mut describes[l], idf * f64::from(sat), m);
                         set_bit(in_slot, l);
-                        others = true;
                     });
+                    others = true;
                 }
                 let Some(alt) = slot.alts.get(main) else {
                     continue;
                 };
                 let c = &mut cursor[first_alt[i] + main];
-                let range = *c..self.range(alt.term).end;
                 let idf = alt.idf;
-                *c = self.docs.each_below(range, &self.sat, end, |d, m, sat| {
-                    let l = (d - start) & (WINDOW - 1);
-                    if only_marked && !has_bit(marked, l) {
-                        return;
-                    }
-                    let (mut c, mut m) = (idf * f64::from(sat), m);
+                if c.next < end {
                     if others {
-                        // (`max` and `or`: the same value whatever the order of alternatives)
-                        if best[l] > c {
-                            c = best[l];
-                        }
-                        m |= describes[l];
-                        best[l] = 0.0;
-                        describes[l] = false;
-                        clear_bit(in_slot, l);
+                        self.docs.read_below(c, &self.sat, end, |d, m, sat| {
+                            let l = (d - start) & (WINDOW - 1);
+                            // (`max` and `or`: the same value whatever the order of
+                            // alternatives)
+                            let mut c = idf * f64::from(sat);
+                            if best[l] > c {
+                                c = best[l];
+                            }
+                            add_slot(slot, c, m | describes[l], &mut total[l], &mut words[l]);
+                            best[l] = 0.0;
+                            describes[l] = false;
+                            clear_bit(in_slot, l);
+                            masks[l] |= bit;
+                            set_bit(in_window, l);
+                        });
+                    } else {
+                        self.docs.read_below(c, &self.sat, end, |d, m, sat| {
+                            let l = (d - start) & (WINDOW - 1);
+                            add_slot(slot, idf * f64::from(sat), m, &mut total[l], &mut words[l]);
+                            masks[l] |= bit;
+                            set_bit(in_window, l);
+                        });
                     }
-                    add_slot(slot, c, m, &mut total[l], &mut words[l]);
-                    masks[l] |= bit;
-                    set_bit(in_window, l);
-                });
+                }
                 if others {
                     // The skills only another alternative touched.
                     drain_bits(in_slot, |l| {
@@ -417,7 +345,6 @@ impl SearchIndex {
                     });
                 }
             }
-            *marked = [0; BITS];
             // The window's skills.
             drain_bits(in_window, |l| {
                 let (raw, w, mask) = (total[l], words[l], masks[l]);
