@@ -115,7 +115,7 @@ impl SearchIndex {
         let (raw, words) = raw_scores(&one, &q);
         let (raw, words) = (raw[0], words[0]);
         let pair_raw = if raw > 0.0 && !q.pairs.is_empty() && q.max > 0.0 {
-            PairScorer::new(&one, &q).score(&one, &q, 0)
+            PairScorer::new(&q).score(&one, &q, 0)
         } else {
             0.0
         };

@@ -97,15 +97,16 @@ pub(super) fn pairs<S: Statistics>(s: &S, terms: &TermList, ids: &[Option<u32>])
 pub(super) struct PairScorer {
     /// The request's pairs as (order-free key of their two terms, index in `q.pairs`), sorted.
     keys: Vec<(u64, usize)>,
-    /// The bit of every term of a request pair set.
-    mask: Vec<u64>,
+    /// Bit `t % 1024` set for every term `t` of a request pair: a filter (a term of the
+    /// same bit that is in no pair finds no key below), the same size whatever the vocabulary.
+    mask: [u64; 16],
     /// Scratch space.
     hits: Vec<(usize, u32)>,
     held: Vec<usize>,
 }
 
 impl PairScorer {
-    pub(super) fn new<S: Statistics>(s: &S, q: &Query) -> Self {
+    pub(super) fn new(q: &Query) -> Self {
         let mut keys: Vec<(u64, usize)> = q
             .pairs
             .iter()
@@ -113,9 +114,9 @@ impl PairScorer {
             .map(|(i, p)| (pair_key(p.terms[0], p.terms[1]), i))
             .collect();
         keys.sort_unstable();
-        let mut mask = vec![0u64; s.term_bound().div_ceil(64)];
+        let mut mask = [0u64; 16];
         for t in q.pairs.iter().flat_map(|p| p.terms) {
-            mask[t as usize / 64] |= 1 << (t % 64);
+            mask[(t as usize / 64) % 16] |= 1 << (t % 64);
         }
         Self {
             keys,
@@ -142,7 +143,7 @@ impl PairScorer {
                 field
                     .iter()
                     .enumerate()
-                    .filter(|&(_, &t)| mask[t as usize / 64] >> (t % 64) & 1 == 1)
+                    .filter(|&(_, &t)| mask[(t as usize / 64) % 16] >> (t % 64) & 1 == 1)
                     .map(|(i, &t)| (i, t)),
             );
             for (j, &(i, a)) in hits.iter().enumerate() {

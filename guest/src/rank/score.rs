@@ -417,7 +417,7 @@ pub(super) fn score_all<S: Statistics>(
         } else {
             f64::NEG_INFINITY
         };
-        let mut pairs = PairScorer::new(s, q);
+        let mut pairs = PairScorer::new(q);
         for o in &mut out {
             let d = o.0;
             if key[d] + bound < threshold {

@@ -390,7 +390,7 @@ impl SearchIndex {
         }
         // Pairs, as `score_all` adds them, then the best `limit` in `order`.
         let threshold = keys.theta();
-        let mut pairs = PairScorer::new(self, q);
+        let mut pairs = PairScorer::new(q);
         let mut top: Vec<(usize, f64, f64, u64)> = Vec::with_capacity(limit + 1);
         for c in candidates.iter() {
             let (mut key, mut score) = (c.key, c.score);
