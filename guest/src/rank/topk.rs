@@ -150,7 +150,8 @@ struct Keys {
 /// so it only spares skills the exact test would drop. `-inf` (nothing spared) when `theta` is
 /// not positive or the room alone reaches it.
 fn raw_cut(theta: f64, room: f64, max: f64, evidence_max: f64) -> f64 {
-    if !(theta > 0.0) {
+    // (NaN is never a theta: keys are finite)
+    if theta <= 0.0 {
         return f64::NEG_INFINITY;
     }
     let share = theta / (evidence_max * (1.0 + MARGIN));
