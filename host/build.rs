@@ -3,8 +3,10 @@
 //!
 //! Modelled on Spin's `tests/test-components/build.rs`: a plain `cargo build` of the guest in its
 //! own target directory (`<workspace>/target/guest`, so it never waits on the lock of the build
-//! that runs this script), without the flags meant for the host. For `wasm32-wasip2` a `cdylib`
-//! is already a component: no adapter, no post-processing.
+//! that runs this script), without the flags meant for the host. Its own flags (the target
+//! features of every `wasm32-wasip2` build) are in `.cargo/config.toml`, which that nested cargo
+//! reads as `npm --prefix js run build` does. For `wasm32-wasip2` a `cdylib` is already a
+//! component: no adapter, no post-processing.
 //!
 //! Before that, the `wasm32-wasip2` target is checked and installed through rustup when it is
 //! missing (`build/wasm_target.rs`). It also lists the bundled `skills/` folder into
@@ -36,6 +38,8 @@ fn main() {
         "wit",
         "Cargo.lock",
         "Cargo.toml",
+        // The wasm32-wasip2 rustflags (target features) of every wasm build.
+        ".cargo/config.toml",
     ] {
         println!(
             "cargo:rerun-if-changed={}",
