@@ -186,13 +186,17 @@ impl DocIds {
 #[inline]
 fn each_of<T: DocId>(v: &[T], sat: &[f32], mut f: impl FnMut(usize, bool, f32)) {
     let n = v.len().min(sat.len());
-    let (v4, vr) = v[..n].split_at(n & !3);
-    let (s4, sr) = sat[..n].split_at(n & !3);
-    for (d, s) in v4.chunks_exact(4).zip(s4.chunks_exact(4)) {
+    let (v8, vr) = v[..n].split_at(n & !7);
+    let (s8, sr) = sat[..n].split_at(n & !7);
+    for (d, s) in v8.chunks_exact(8).zip(s8.chunks_exact(8)) {
         f(d[0].doc(), d[0].describes(), s[0]);
         f(d[1].doc(), d[1].describes(), s[1]);
         f(d[2].doc(), d[2].describes(), s[2]);
         f(d[3].doc(), d[3].describes(), s[3]);
+        f(d[4].doc(), d[4].describes(), s[4]);
+        f(d[5].doc(), d[5].describes(), s[5]);
+        f(d[6].doc(), d[6].describes(), s[6]);
+        f(d[7].doc(), d[7].describes(), s[7]);
     }
     for (&d, &s) in vr.iter().zip(sr) {
         f(d.doc(), d.describes(), s);
