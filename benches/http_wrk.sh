@@ -5,7 +5,8 @@
 # (benches/wrk/search.lua), the 240 dev requests (each entry's `short` and `task` strings of
 # ../shared/eval/dev_queries.json) cycled. After a warm-up it runs
 # `wrk -t$THREADS -c$CONNECTIONS -d$DURATION --latency` and prints requests/s, p50, p99, errors,
-# and the CPU time the server and wrk spent per request (user + system).
+# the CPU time the server and wrk spent per request (user + system) and the context switches of
+# the server's threads per request.
 #
 #   cargo build --release -p skills-mcp
 #   benches/http_wrk.sh                      # target/release/skills-mcp, -t2 -c64 -d10s
@@ -63,19 +64,29 @@ grep wrk-summary "$work/warmup.txt" | sed 's/^wrk-summary/warm-up:/'
 server_cpu() {
   awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$server_pid/stat"
 }
+# Context switches (voluntary and not) of the server's threads so far: each hand-off of a
+# request between threads (a wake-up) costs the kernel's time, which instruction counts miss.
+# A thread that exits takes its count along (the blocking pool's idle threads after 10 s).
+server_switches() {
+  cat /proc/"$server_pid"/task/*/status 2>/dev/null |
+    awk '/^(non)?voluntary_ctxt_switches/ { n += $2 } END { print n + 0 }'
+}
 for run in $(seq "$runs"); do
   cpu_before=$(server_cpu)
+  switches_before=$(server_switches)
   # wrk's own CPU (user + system seconds) through bash's `time`.
   { TIMEFORMAT='%U %S'; time wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$script" \
     "$url" -- "$work/queries.txt" >"$work/run.txt"; } 2>"$work/wrk-cpu.txt"
   cpu_after=$(server_cpu)
+  switches_after=$(server_switches)
   [[ $runs == 1 ]] && cat "$work/run.txt"
   summary=$(grep wrk-summary "$work/run.txt")
   requests=$(sed 's/.*requests=\([0-9]*\).*/\1/' <<<"$summary")
   # CPU time per request, in microseconds: on a shared machine, a figure that does not depend
   # on how much of the CPUs the other processes left.
   per_request=$(awk -v a="$cpu_before" -v b="$cpu_after" -v n="$requests" -v w="$(cat "$work/wrk-cpu.txt")" \
-    'BEGIN { split(w, t, " "); printf "server_cpu_us=%.0f wrk_cpu_us=%.0f", (b - a) * 1e6 / n, (t[1] + t[2]) * 1e6 / n }')
+    -v s="$switches_before" -v z="$switches_after" \
+    'BEGIN { split(w, t, " "); printf "server_cpu_us=%.0f wrk_cpu_us=%.0f switches=%.2f", (b - a) * 1e6 / n, (t[1] + t[2]) * 1e6 / n, (z - s) / n }')
   rss=$(awk '/VmRSS|VmHWM/ {printf "%s %.1f MiB ", $1, $2 / 1024}' "/proc/$server_pid/status")
   echo "run $run: ${summary#wrk-summary } $per_request server ${rss}load $(cut -d' ' -f1 /proc/loadavg)"
 done

@@ -20,6 +20,20 @@ const TARGET: &str = "wasm32-wasip2";
 
 // ---- the wasm32-wasip2 target ----
 
+/// Copy `from` to `to` (mode 755) by a `cp` process, not by this one: a file this process has
+/// open for writing can be inherited by a child that another test forks at that moment, until
+/// that child execs, and running the file then fails with "Text file busy" (`ETXTBSY`).
+fn copy_executable(from: &Path, to: &Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let status = Command::new("cp")
+        .arg(from)
+        .arg(to)
+        .status()
+        .expect("run cp");
+    assert!(status.success(), "cp {} {}", from.display(), to.display());
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
 /// A fake toolchain: `<dir>/toolchains/<name>` as sysroot, a `rustc` printing it, and a
 /// `rustup` that logs its arguments to `<dir>/rustup.log` and then does what `script` says.
 struct Fake {
@@ -48,10 +62,9 @@ impl Fake {
     }
 
     fn script(&self, name: &str, text: &str) {
-        use std::os::unix::fs::PermissionsExt as _;
-        let path = self.dir.path().join(name);
-        std::fs::write(&path, text).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let source = self.dir.path().join(format!("{name}.txt"));
+        std::fs::write(&source, text).unwrap();
+        copy_executable(&source, &self.dir.path().join(name));
     }
 
     fn tools(&self, toolchain: Option<&str>) -> Tools {
@@ -216,7 +229,7 @@ fn the_installed_binary_serves_its_bundled_skills_from_any_folder() {
     // The binary, copied away from the build tree (as `cargo install` does).
     let binary = tmp.path().join("bin/skills-mcp");
     std::fs::create_dir_all(binary.parent().unwrap()).unwrap();
-    std::fs::copy(env!("CARGO_BIN_EXE_skills-mcp"), &binary).unwrap();
+    copy_executable(Path::new(env!("CARGO_BIN_EXE_skills-mcp")), &binary);
     let source = bundled_skills();
     let source_arg = source.display().to_string();
 

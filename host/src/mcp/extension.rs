@@ -99,7 +99,7 @@ pub(crate) enum Source {
 
 /// Bytes kept as they are in a URI path segment (RFC 3986 `pchar` minus `%`; never a byte of
 /// a multi-byte character).
-fn keep(b: u8) -> bool {
+const fn keep(b: u8) -> bool {
     b.is_ascii_alphanumeric()
         || matches!(
             b,
@@ -122,6 +122,18 @@ fn keep(b: u8) -> bool {
         )
 }
 
+/// Whether [`push_encoded`] copies a byte as it is (`/` and the bytes [`keep`] keeps), by byte:
+/// one load a byte instead of [`keep`]'s comparisons.
+const COPIED: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        table[b] = b == b'/' as usize || keep(b as u8);
+        b += 1;
+    }
+    table
+};
+
 /// A path with each segment percent-encoded where needed (each byte of a character that is not
 /// kept, as `%XX`).
 pub fn encode_path(path: &str) -> String {
@@ -133,7 +145,7 @@ fn push_encoded(mut out: String, path: &str) -> String {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let mut kept = 0;
     for (i, &b) in path.as_bytes().iter().enumerate() {
-        if b == b'/' || keep(b) {
+        if COPIED[usize::from(b)] {
             continue;
         }
         // The bytes kept since the last encoded one are ASCII: whole characters.
