@@ -7,17 +7,18 @@
 //! sums, to the bit, as [`raw_scores`]. Within a slot, the alternatives other than its longest
 //! keep their best per skill first; the longest is read last and adds the slot's share (its own
 //! posting or that best, whichever is larger) at once, so most postings are added in one
-//! pass. Each skill of a window is finalised ([`finalise`]) and its sort key without pairs kept among the `limit` best seen (`theta`: the `limit`-th,
-//! a lower bound of the final `limit`-th key). Pairs add at most the weights of the request
-//! pairs whose two words the skill matched (pairs are exact terms); a skill whose key plus
-//! that bound cannot reach `theta` cannot be among the best and is dropped at once. The rest
+//! pass. Each skill of a window is finalised ([`finalise`]) and its sort key without pairs
+//! kept among the `limit` best seen (`theta`: the `limit`-th, a lower bound of the final
+//! `limit`-th key). Pairs add at most the weights of the request pairs whose two words the
+//! skill matched (pairs are exact terms); a skill whose key plus that bound cannot reach
+//! `theta` cannot be among the best and is dropped at once. The rest
 //! get their pairs as [`score_all`] gives them (when their key plus the pairs' bound reaches
 //! the final `limit`-th key) and the best `limit` are kept in [`order`]; the request words
 //! each matched are known from the slots that touched it.
 //!
 //! A skill whose raw share (plus what pairs can add, nothing without two describing words)
-//! cannot reach `theta` is dropped before it is finalised: most skills touched are never
-//! scored. An alternative with no posting in a window is passed over with one comparison
+//! cannot reach `theta` is dropped before it is finalised, most by one comparison of its raw
+//! score with a cut kept with `theta` ([`raw_cut`]): most skills touched are never scored. An alternative with no posting in a window is passed over with one comparison
 //! ([`Cursor`]). MaxScore's split of the slots into essential and non-essential ones (the
 //! latter read only for skills an essential slot touched) was built and measured, and
 //! removed: it never skipped reading a posting and cost more than it saved (natively 0.4%
