@@ -11,20 +11,21 @@
 //! kept among the `limit` best seen (`theta`: the `limit`-th, a lower bound of the final
 //! `limit`-th key). Pairs add at most the weights of the request pairs whose two words the
 //! skill matched (pairs are exact terms); a skill whose key plus that bound cannot reach
-//! `theta` cannot be among the best and is dropped at once. The rest
-//! get their pairs as [`score_all`] gives them (when their key plus the pairs' bound reaches
-//! the final `limit`-th key) and the best `limit` are kept in [`order`]; the request words
-//! each matched are known from the slots that touched it.
+//! `theta` cannot be among the best and is dropped at once. The rest get their pairs as
+//! [`score_all`] gives them (when their key plus the pairs' bound reaches the final `limit`-th
+//! key) and the best `limit` are kept in [`order`]; the request words each matched are known
+//! from the slots that touched it.
 //!
 //! A skill whose raw share (plus what pairs can add, nothing without two describing words)
 //! cannot reach `theta` is dropped before it is finalised, most by one comparison of its raw
-//! score with a cut kept with `theta` ([`raw_cut`]): most skills touched are never scored. An alternative with no posting in a window is passed over with one comparison
-//! ([`Cursor`]). MaxScore's split of the slots into essential and non-essential ones (the
-//! latter read only for skills an essential slot touched) was built and measured, and
-//! removed: it never skipped reading a posting and cost more than it saved (natively 0.4%
-//! more instructions on the combined corpus, 2.7% more on the generated 10,000), because on
-//! these collections the `limit`-th key stays far below what the weakest slots can add;
-//! looking skills up in the non-essential lists instead was slower still (docs/performance.md).
+//! score with a cut kept with `theta` ([`raw_cut`]): most skills touched are never scored. An
+//! alternative with no posting in a window is passed over with one comparison ([`Cursor`]).
+//! MaxScore's split of the slots into essential and non-essential ones (the latter read only
+//! for skills an essential slot touched) was built and measured, and removed: it never skipped
+//! reading a posting and cost more than it saved (natively 0.4% more instructions on the
+//! combined corpus, 2.7% more on the generated 10,000), because on these collections the
+//! `limit`-th key stays far below what the weakest slots can add; looking skills up in the
+//! non-essential lists instead was slower still (docs/performance.md).
 //!
 //! The answers are those of [`rank`] and [`matched`]: the same skills, order and scores (a
 //! bound drops a skill only when below `theta` by a relative margin, so a sum added in
