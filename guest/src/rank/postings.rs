@@ -98,17 +98,46 @@ impl DocIds {
     }
 }
 
+/// A reader's place in one term's postings: the next posting to read (`at`), the end of the
+/// term's postings, and the document of the posting at `at` (`usize::MAX` past the end), so
+/// that a reader with nothing below a bound skips it with one comparison.
+pub(super) struct Cursor {
+    pub(super) at: usize,
+    pub(super) end: usize,
+    pub(super) next: usize,
+}
+
 impl DocIds {
-    /// `f(document, describes, sat)` for the postings of `range` whose document is below
-    /// `end` (postings are sorted by document); the position of the first one left.
+    /// The document of the first posting of `range` (`usize::MAX` when it is empty).
     #[inline]
-    pub(super) fn each_below(
+    fn doc_at(&self, range: std::ops::Range<usize>) -> usize {
+        if range.is_empty() {
+            usize::MAX
+        } else {
+            self.get(range.start).0
+        }
+    }
+
+    /// A cursor at the first of the postings `range`.
+    pub(super) fn cursor(&self, range: std::ops::Range<usize>) -> Cursor {
+        Cursor {
+            next: self.doc_at(range.clone()),
+            at: range.start,
+            end: range.end,
+        }
+    }
+
+    /// `f(document, describes, sat)` for the postings at cursor `c` whose document is below
+    /// `end` (postings are sorted by document); `c` moves past them.
+    #[inline]
+    pub(super) fn read_below(
         &self,
-        range: std::ops::Range<usize>,
+        c: &mut Cursor,
         sat: &[f32],
         end: usize,
         f: impl FnMut(usize, bool, f32),
-    ) -> usize {
+    ) {
+        /// How many of `v` are below `end`.
         #[inline]
         fn each<T: DocId>(
             v: &[T],
@@ -128,54 +157,11 @@ impl DocIds {
             each_of(&v[..n], &sat[..n], f);
             n
         }
-        let start = range.start;
-        start
-            + match self {
-                Self::Narrow(v) => each(&v[range.clone()], &sat[range], end, f),
-                Self::Wide(v) => each(&v[range.clone()], &sat[range], end, f),
-            }
-    }
-}
-
-/// A reader's place in one term's postings: the next posting to read (`at`), the end of the
-/// term's postings, and the document of the posting at `at` (`usize::MAX` past the end), so
-/// that a reader with nothing below a bound skips it with one comparison.
-pub(super) struct Cursor {
-    pub(super) at: usize,
-    pub(super) end: usize,
-    pub(super) next: usize,
-}
-
-impl DocIds {
-    /// The document of the first posting of `range` (`usize::MAX` when it is empty).
-    #[inline]
-    pub(super) fn doc_at(&self, range: std::ops::Range<usize>) -> usize {
-        if range.is_empty() {
-            usize::MAX
-        } else {
-            self.get(range.start).0
-        }
-    }
-
-    /// A cursor at the first of the postings `range`.
-    pub(super) fn cursor(&self, range: std::ops::Range<usize>) -> Cursor {
-        Cursor {
-            next: self.doc_at(range.clone()),
-            at: range.start,
-            end: range.end,
-        }
-    }
-
-    /// [`DocIds::each_below`] from cursor `c`, which moves past the postings read.
-    #[inline]
-    pub(super) fn read_below(
-        &self,
-        c: &mut Cursor,
-        sat: &[f32],
-        end: usize,
-        f: impl FnMut(usize, bool, f32),
-    ) {
-        c.at = self.each_below(c.at..c.end, sat, end, f);
+        let range = c.at..c.end;
+        c.at += match self {
+            Self::Narrow(v) => each(&v[range.clone()], &sat[range], end, f),
+            Self::Wide(v) => each(&v[range.clone()], &sat[range], end, f),
+        };
         c.next = self.doc_at(c.at..c.end);
     }
 }
