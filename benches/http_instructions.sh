@@ -33,8 +33,6 @@ done
 
 # shellcheck source=support/scratch.sh
 source "$here/support/scratch.sh"
-port=$(free_port)
-metrics_port=$(free_port)
 # No file watching: a change in the shared corpus by someone else would rebuild within the count.
 printf 'server:\n  max_in_flight: 1024\n  shutdown_delay_seconds: 0\n  request_timeout_seconds: 600\nrefresh:\n  watch: false\n' \
   >"$work/config.yaml"
@@ -44,15 +42,9 @@ export SKILLS_MCP_CACHE_DIR="$work/cache"
 valgrind --tool=none "$binary" --no-default-roots --root "$corpus" search postgres \
   >/dev/null 2>&1
 
-env -u SKILLS_DIR valgrind --tool=callgrind --smc-check=all-non-file --instr-atstart=no \
-  --callgrind-out-file="$work/callgrind.out" \
-  "$binary" serve --http "127.0.0.1:$port" --no-default-roots \
-  --root "$corpus" --config "$work/config.yaml" --metrics-listen "127.0.0.1:$metrics_port" \
-  --usage-db "$work/usage.sqlite3" \
-  </dev/null >/dev/null 2>"$work/server.log" &
-server_pid=$!
+serve_http valgrind --tool=callgrind --smc-check=all-non-file --instr-atstart=no \
+  --callgrind-out-file="$work/callgrind.out"
 wait_ready 3000
-url="http://127.0.0.1:$port/mcp"
 script="$here/wrk/search.lua"
 answered() { grep -c 'http: POST /mcp tools/call search_skills 200' "$work/server.log" || true; }
 

@@ -41,20 +41,13 @@ done
 
 # shellcheck source=support/scratch.sh
 source "$here/support/scratch.sh"
-port=${PORT:-$(free_port)}
-metrics_port=$(free_port)
+port=${PORT:-}
 # Room for every connection (the default cap, 256, is above 64 too).
 printf 'server:\n  max_in_flight: 1024\n  shutdown_delay_seconds: 0\n' >"$work/config.yaml"
-
 # shellcheck disable=SC2086
-env -u SKILLS_DIR ${SERVER_ENV:-} "$binary" serve --http "127.0.0.1:$port" --no-default-roots \
-  --root "$corpus" --config "$work/config.yaml" --metrics-listen "127.0.0.1:$metrics_port" \
-  --usage-db "$work/usage.sqlite3" \
-  </dev/null >/dev/null 2>"$work/server.log" &
-server_pid=$!
+serve_http ${SERVER_ENV:-}
 wait_ready 1200
 
-url="http://127.0.0.1:$port/mcp"
 script="$here/wrk/search.lua"
 echo "server: $binary (pid $server_pid) on $url, corpus $corpus ($(grep -o '[0-9,]* skills indexed' "$work/server.log" | head -1))"
 echo "queries: $(wc -l <"$work/queries.txt") dev requests; wrk -t$threads -c$connections -d$duration --latency; $(nproc) cpus; load: $(uptime | sed 's/.*load average: //')"

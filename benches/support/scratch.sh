@@ -1,7 +1,8 @@
 # Sourced by the HTTP bench scripts (benches/http_wrk.sh, benches/http_instructions.sh), with
 # `here` (the benches folder) and `queries_json` set: a scratch folder `$work` removed on exit
-# (kept, and named on stderr, with KEEP=1 or KEEP_LOG=1), the server started into `server_pid`
-# stopped on exit, the dev requests one a line in `$work/queries.txt`, and `free_port`.
+# (kept, and named on stderr, with KEEP=1 or KEEP_LOG=1), the dev requests one a line in
+# `$work/queries.txt`, `free_port`, the server started by `serve_http` (stopped on exit) and
+# `wait_ready`.
 work=$(mktemp -d)
 server_pid=
 cleanup() {
@@ -29,4 +30,20 @@ wait_ready() {
   done
   echo "error: the server did not become ready" >&2
   exit 1
+}
+
+# Start `$binary serve --http` over `$corpus` on port `$port` (a free one when unset), with
+# metrics on another free port, the configuration `$work/config.yaml` (written by the caller),
+# usage recorded in the scratch folder and stderr (the access log) in `$work/server.log`; the
+# words given run it (`NAME=value` settings, or a wrapper such as valgrind). Sets `server_pid`,
+# `url` and `metrics_port`.
+serve_http() {
+  port=${port:-$(free_port)}
+  metrics_port=$(free_port)
+  env -u SKILLS_DIR "$@" "$binary" serve --http "127.0.0.1:$port" --no-default-roots \
+    --root "$corpus" --config "$work/config.yaml" --metrics-listen "127.0.0.1:$metrics_port" \
+    --usage-db "$work/usage.sqlite3" \
+    </dev/null >/dev/null 2>"$work/server.log" &
+  server_pid=$!
+  url="http://127.0.0.1:$port/mcp"
 }
