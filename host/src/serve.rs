@@ -28,14 +28,27 @@ use crate::{
 /// SIGTERM), after the start-up has logged it.
 pub type Stop = Pin<Box<dyn Future<Output = ()> + Send>>;
 
-/// The index being built: resolves to the server once it is (or to why it could not be).
-pub type Index = oneshot::Receiver<Result<SkillsServer>>;
+/// The index being built: resolves to it once it is (or to why it could not be).
+pub type Index = oneshot::Receiver<Result<Built>>;
+
+/// The index built: the server, and what the start-up line says of the build.
+pub struct Built {
+    pub server: SkillsServer,
+    /// `N skills indexed in T ms[ (from the index cache)]`.
+    indexed: String,
+}
+
+impl Built {
+    /// Say that the transport now serves with the index: `N skills indexed in T ms; {ready}`.
+    /// Called by the transport once requests reach the index (not before: a client or a test
+    /// waiting for the line must not get "not ready" after it).
+    pub fn serving(&self, ready: &str) {
+        tracing::info!("{}; {ready}", self.indexed);
+    }
+}
 
 /// How MCP is spoken; [`run`] does the rest.
 pub trait Transport {
-    /// What the start-up line says once the index is built: `N skills indexed in T ms; {ready}`.
-    fn ready(&self) -> String;
-
     /// Called inside the runtime before the index is built (bind a socket, say where): an error
     /// stops the start-up before any indexing work.
     fn prepare(&mut self) -> Result<()> {
@@ -98,20 +111,19 @@ pub fn run<T: Transport>(
         public_http: transport.public(),
         ..Services::default()
     };
-    let ready = transport.ready();
     let result = runtime.block_on(async {
         let (index_tx, index) = oneshot::channel();
         let built = {
             let loaded = loaded.clone();
-            tokio::task::spawn_blocking(move || build(&loaded, services, &ready))
+            tokio::task::spawn_blocking(move || build(&loaded, services))
         };
         // Once the index exists: the git reindex hook, the periodic refresh and live reload,
         // kept alive while serving.
         let background = {
             let loaded = loaded.clone();
             async move {
-                let server = match built.await {
-                    Ok(Ok(server)) => server,
+                let built = match built.await {
+                    Ok(Ok(built)) => built,
                     Ok(Err(e)) => {
                         let _ = index_tx.send(Err(e));
                         return std::future::pending().await;
@@ -121,7 +133,8 @@ pub fn run<T: Transport>(
                         return std::future::pending().await;
                     }
                 };
-                let _ = index_tx.send(Ok(server.clone()));
+                let server = built.server.clone();
+                let _ = index_tx.send(Ok(built));
                 if let Some(reload) = reload {
                     let roots = loaded.roots.clone();
                     tokio::spawn(crate::access::on_hangup(server.clone(), reload, roots));
@@ -149,9 +162,9 @@ pub fn run<T: Transport>(
     result
 }
 
-/// Index the roots and say so: the findings in one summary line ([`Findings::Summary`]), then
-/// `N skills indexed in T ms[ (from the index cache)]; {ready}`.
-fn build(loaded: &Loaded, services: Services, ready: &str) -> Result<SkillsServer> {
+/// Index the roots: the findings logged in one summary line ([`Findings::Summary`]); the
+/// transport says when it serves with the index ([`Built::serving`]).
+fn build(loaded: &Loaded, services: Services) -> Result<Built> {
     let (server, built) = crate::mcp::open_timed(loaded, services)?;
     server.log_findings(Findings::Summary);
     let cached = if server.catalog().stats().from_cache {
@@ -159,12 +172,12 @@ fn build(loaded: &Loaded, services: Services, ready: &str) -> Result<SkillsServe
     } else {
         ""
     };
-    tracing::info!(
-        "{} skills indexed in {} ms{cached}; {ready}",
+    let indexed = format!(
+        "{} skills indexed in {} ms{cached}",
         server.catalog().len().unwrap_or(0),
         built.as_millis()
     );
-    Ok(server)
+    Ok(Built { server, indexed })
 }
 
 /// What keeps the index fresh; dropping it stops the periodic refresh and live reload.

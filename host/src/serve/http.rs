@@ -38,10 +38,6 @@ impl Http {
 }
 
 impl Transport for Http {
-    fn ready(&self) -> String {
-        "ready".into()
-    }
-
     fn public(&self) -> bool {
         parse_listen(&self.config.listen).is_ok_and(|a| !a.ip().to_canonical().is_loopback())
     }
@@ -80,8 +76,10 @@ impl Transport for Http {
             let state = state.clone();
             async move {
                 match index.await {
-                    Ok(Ok(server)) => {
-                        let _ = state.server.set(server);
+                    Ok(Ok(built)) => {
+                        // (installed first: `/mcp` and `/readyz` answer once the line is out)
+                        let _ = state.server.set(built.server.clone());
+                        built.serving("ready");
                         std::future::pending().await
                     }
                     Ok(Err(e)) => e,

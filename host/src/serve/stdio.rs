@@ -11,14 +11,12 @@ use super::{Index, Stop, Transport};
 pub struct Stdio;
 
 impl Transport for Stdio {
-    fn ready(&self) -> String {
-        "serving MCP on stdio".into()
-    }
-
     async fn serve(self, index: Index, stop: Stop) -> Result<()> {
-        let server = index
+        let built = index
             .await
             .map_err(|_| anyhow!("the index build stopped"))??;
+        built.serving("serving MCP on stdio");
+        let server = built.server;
         // Bad input gets one answer the client can match; over-long lines are skipped, not
         // buffered.
         let (transport, copied) = crate::jsonrpc::serve_stdio();
