@@ -276,6 +276,9 @@ pub struct SearchIndex {
     docs: DocIds,
     /// `tf~ / (k1 + tf~)` per posting.
     sat: Vec<f32>,
+    /// The postings of the terms in at least half the documents, one value per document,
+    /// derived (not in snapshots): [`DenseRows`].
+    dense: DenseRows,
     tf_offsets: Vec<u32>,
     tf_bytes: Vec<u8>,
     /// Per document, per field: number of words.

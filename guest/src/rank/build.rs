@@ -287,6 +287,7 @@ impl Builder {
             offsets,
             docs: post_docs,
             sat,
+            dense: DenseRows::default(),
             tf_offsets,
             tf_bytes,
             lens,

@@ -190,6 +190,78 @@ fn each_of<T: DocId>(v: &[T], sat: &[f32], mut f: impl FnMut(usize, bool, f32)) 
     }
 }
 
+/// The postings of the terms in at least half the documents, as rows of one `sat` per
+/// document (`0.0` where the term is absent) with a set of the documents that have the term
+/// and one of those that have it in a describing field. Top-k retrieval adds such a term to a
+/// window of documents in one pass, without a branch or an index per posting; a row costs
+/// about as much memory as the term's document numbers and `sat`s.
+#[derive(Debug, Default)]
+pub(super) struct DenseRows {
+    /// Per term, its row's number (`u32::MAX`: none).
+    row_of: Vec<u32>,
+    values: Vec<f32>,
+    /// Per row, `words` words of bits each.
+    present: Vec<u64>,
+    describing: Vec<u64>,
+    n_docs: usize,
+    words: usize,
+}
+
+/// A term's row of [`DenseRows`]: document `d`'s `sat` is `values[d]`, its bits are bit
+/// `d % 64` of word `d / 64`.
+pub(super) struct DenseRow<'a> {
+    pub(super) values: &'a [f32],
+    pub(super) present: &'a [u64],
+    pub(super) describing: &'a [u64],
+}
+
+impl DenseRows {
+    /// Term `t`'s row, if it has one.
+    #[inline]
+    pub(super) fn row(&self, t: u32) -> Option<DenseRow<'_>> {
+        let r = *self.row_of.get(t as usize)? as usize;
+        (r != u32::MAX as usize).then(|| DenseRow {
+            values: &self.values[r * self.n_docs..][..self.n_docs],
+            present: &self.present[r * self.words..][..self.words],
+            describing: &self.describing[r * self.words..][..self.words],
+        })
+    }
+}
+
+impl SearchIndex {
+    /// Derive [`SearchIndex::dense`] (after a build or a restore, from
+    /// [`SearchIndex::with_derived`]).
+    pub(super) fn derive_dense(&mut self) {
+        let n = self.n_docs;
+        let n_terms = self.term_ends.len() as u32;
+        // (whole windows of bits: a window's words are read without a check)
+        let words = n.div_ceil(1024) * 16;
+        let dense = |t: u32| n > 0 && self.range(t).len() * 2 >= n;
+        let rows = (0..n_terms).filter(|&t| dense(t)).count();
+        // (each array allocated once, at its size: the component's memory never shrinks)
+        let mut out = DenseRows {
+            row_of: vec![u32::MAX; n_terms as usize],
+            values: vec![0.0; rows * n],
+            present: vec![0; rows * words],
+            describing: vec![0; rows * words],
+            n_docs: n,
+            words,
+        };
+        for (row, t) in (0..n_terms).filter(|&t| dense(t)).enumerate() {
+            out.row_of[t as usize] = row as u32;
+            let values = &mut out.values[row * n..];
+            let present = &mut out.present[row * words..];
+            let describing = &mut out.describing[row * words..];
+            self.docs.each(self.range(t), &self.sat, |d, m, sat| {
+                values[d] = sat;
+                present[d / 64] |= 1 << (d % 64);
+                describing[d / 64] |= u64::from(m) << (d % 64);
+            });
+        }
+        self.dense = out;
+    }
+}
+
 /// Append `v` as a LEB128 varint.
 pub(super) fn put_varint(out: &mut Vec<u8>, mut v: u32) {
     while v >= 0x80 {

@@ -267,8 +267,15 @@ fn query_of<S: Statistics>(s: &S, terms: &TermList) -> Query {
 #[inline]
 pub(super) fn add_slot(slot: &Slot, best: f64, describes: bool, total: &mut f64, words: &mut u32) {
     *total += slot.weight * best;
+    *words += slot_words(slot, describes);
+}
+
+/// What a match of `slot` adds to a matched word count ([`finalise`]), in a describing field
+/// or not.
+#[inline]
+pub(super) fn slot_words(slot: &Slot, describes: bool) -> u32 {
     // (a product, not a branch: the flag is a coin toss in the postings loops)
-    *words += u32::from(slot.word) * (1 + u32::from(describes) * (DESCRIBING_WORD - 1));
+    u32::from(slot.word) * (1 + u32::from(describes) * (DESCRIBING_WORD - 1))
 }
 
 /// Bit of slot `i` in a mask of matched slots (none past the 64th).

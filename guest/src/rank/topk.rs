@@ -65,36 +65,19 @@ fn set_bit(bits: &mut Bits, l: usize) {
     bits[(l >> 6) & (BITS - 1)] |= 1 << (l & 63);
 }
 
-#[inline]
-fn clear_bit(bits: &mut Bits, l: usize) {
-    bits[(l >> 6) & (BITS - 1)] &= !(1 << (l & 63));
-}
-
-/// `f(l)` for each member of `bits`, in order, emptying the set.
-#[inline]
-fn drain_bits(bits: &mut Bits, mut f: impl FnMut(usize)) {
-    for (i, word) in bits.iter_mut().enumerate() {
-        let mut w = std::mem::take(word);
-        while w != 0 {
-            f(i << 6 | w.trailing_zeros() as usize);
-            w &= w - 1;
-        }
-    }
-}
-
 /// The per-window arrays and sets of [`SearchIndex::top_k`], allocated once per thread and
 /// handed back clean (arrays all zero, sets and lists empty) after each request.
 struct Scratch {
     // (fixed sizes, indexed below `WINDOW`: no bounds checks in the loops)
     total: Box<[f64; WINDOW]>,
-    words: Box<[u32; WINDOW]>,
-    masks: Box<[u64; WINDOW]>,
     best: Box<[f64; WINDOW]>,
-    describes: Box<[bool; WINDOW]>,
-    /// The skills a slot's other alternatives touched, before its main one is read.
+    /// Per slot, the window's skills it matched, and those it matched in a describing field.
+    present: Vec<Bits>,
+    describing: Vec<Bits>,
+    /// The skills a slot's other alternatives touched, before its main one is read, and those
+    /// they touched in a describing field.
     in_slot: Bits,
-    /// The skills any slot touched.
-    in_window: Bits,
+    in_slot_describing: Bits,
     candidates: Vec<Candidate>,
 }
 
@@ -102,12 +85,11 @@ impl Scratch {
     fn new() -> Box<Self> {
         Box::new(Self {
             total: Box::new([0.0; WINDOW]),
-            words: Box::new([0; WINDOW]),
-            masks: Box::new([0; WINDOW]),
             best: Box::new([0.0; WINDOW]),
-            describes: Box::new([false; WINDOW]),
+            present: Vec::new(),
+            describing: Vec::new(),
             in_slot: [0; BITS],
-            in_window: [0; BITS],
+            in_slot_describing: [0; BITS],
             candidates: Vec::with_capacity(WINDOW),
         })
     }
@@ -196,6 +178,95 @@ impl Keys {
     }
 }
 
+/// `bits |= flag << (l % 64)` at `l`'s word: a store without a branch.
+#[inline]
+fn put_bit(bits: &mut Bits, l: usize, flag: bool) {
+    bits[(l >> 6) & (BITS - 1)] |= u64::from(flag) << (l & 63);
+}
+
+/// Adds a slot (weight `weight`) whose main alternative (factor `idf`) has a dense row (`row`,
+/// the window's part of it) to the window's raw scores in one pass, as [`add_slot`] sums it:
+/// with `best` (the best value of the slot's other alternatives per skill, emptied), the
+/// larger of the two; an absent term adds `+0.0`, which changes no sum. (Not inlined: on its
+/// own, the compiled loop keeps its factors in registers; eight documents an iteration, four
+/// vector operations each.)
+#[inline(never)]
+fn add_dense(weight: f64, idf: f64, row: &[f32], total: &mut [f64], best: Option<&mut [f64]>) {
+    let n = row.len();
+    let total = &mut total[..n];
+    let (row8, row_rest) = row.split_at(n & !7);
+    let (total8, total_rest) = total.split_at_mut(n & !7);
+    match best {
+        None => {
+            for (t, r) in total8.chunks_exact_mut(8).zip(row8.chunks_exact(8)) {
+                for j in 0..8 {
+                    t[j] += weight * (idf * f64::from(r[j]));
+                }
+            }
+            for (t, &r) in total_rest.iter_mut().zip(row_rest) {
+                *t += weight * (idf * f64::from(r));
+            }
+        }
+        Some(best) => {
+            let best = &mut best[..n];
+            let (best8, best_rest) = best.split_at(n & !7);
+            let one = |t: &mut f64, r: f32, b: f64| {
+                let mut c = idf * f64::from(r);
+                if b > c {
+                    c = b;
+                }
+                *t += weight * c;
+            };
+            for ((t, r), b) in total8
+                .chunks_exact_mut(8)
+                .zip(row8.chunks_exact(8))
+                .zip(best8.chunks_exact(8))
+            {
+                for j in 0..8 {
+                    one(&mut t[j], r[j], b[j]);
+                }
+            }
+            for ((t, &r), &b) in total_rest.iter_mut().zip(row_rest).zip(best_rest) {
+                one(t, r, b);
+            }
+            best.fill(0.0);
+        }
+    }
+}
+
+/// Of 64 raw scores (a word of a window's documents), those at least `cut[0]` and those at
+/// least `cut[1]`, a bit each.
+#[inline(never)]
+fn at_least(total: &[f64; 64], cut: [f64; 2]) -> (u64, u64) {
+    #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+    {
+        use core::arch::wasm32::{f64x2, f64x2_ge, f64x2_splat, i64x2_bitmask};
+        let (c0, c1) = (f64x2_splat(cut[0]), f64x2_splat(cut[1]));
+        let (mut g0, mut g1) = (0u64, 0u64);
+        // (eight scores an iteration: an eighth of the loop's interruption checks)
+        for (i, t) in total.chunks_exact(8).enumerate() {
+            let (mut b0, mut b1) = (0u8, 0u8);
+            for j in 0..4 {
+                let x = f64x2(t[2 * j], t[2 * j + 1]);
+                b0 |= i64x2_bitmask(f64x2_ge(x, c0)) << (2 * j);
+                b1 |= i64x2_bitmask(f64x2_ge(x, c1)) << (2 * j);
+            }
+            g0 |= u64::from(b0) << (8 * i);
+            g1 |= u64::from(b1) << (8 * i);
+        }
+        (g0, g1)
+    }
+    #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+    {
+        let (mut g0, mut g1) = (0u64, 0u64);
+        for (j, &t) in total.iter().enumerate() {
+            g0 |= u64::from(t >= cut[0]) << j;
+            g1 |= u64::from(t >= cut[1]) << j;
+        }
+        (g0, g1)
+    }
+}
+
 impl SearchIndex {
     /// Derive what queries need beyond the stored arrays (after a build or a restore): the
     /// typo candidates' character signatures.
@@ -206,6 +277,7 @@ impl SearchIndex {
             .map(|ids| ids.iter().map(|&t| char_signature(self.term(t))).collect())
             .collect();
         self.derive_lookups();
+        self.derive_dense();
         self
     }
 
@@ -280,6 +352,14 @@ impl SearchIndex {
                     .unwrap_or(0)
             })
             .collect();
+        // Per slot, its main alternative's dense row, if it has one: its values for a window
+        // added in one pass ([`add_dense`]), the skills it matched taken from the row's sets.
+        let dense_main: Vec<Option<DenseRow>> = q
+            .slots
+            .iter()
+            .zip(&main_alt)
+            .map(|(slot, &j)| slot.alts.get(j).and_then(|a| self.dense.row(a.term)))
+            .collect();
         // A cursor per alternative (slot by slot): the first posting not yet read, the end of
         // its postings and the document of that first posting (none: `usize::MAX`), so that a
         // window it has nothing in costs one comparison.
@@ -300,14 +380,15 @@ impl SearchIndex {
             .unwrap_or_else(Scratch::new);
         let Scratch {
             total,
-            words,
-            masks,
             best,
-            describes,
+            present,
+            describing,
             in_slot,
-            in_window,
+            in_slot_describing,
             candidates,
         } = &mut *scratch;
+        present.resize(q.slots.len(), [0; BITS]);
+        describing.resize(q.slots.len(), [0; BITS]);
         let mut keys = Keys {
             limit,
             best: Vec::with_capacity(limit + 1),
@@ -318,12 +399,19 @@ impl SearchIndex {
             max: q.max,
             evidence_max,
         };
+        // The matched words and slots of 64 skills, read from the slots' sets only for those
+        // that pass the cut (left zero).
+        let mut words = [0u32; 64];
+        let mut masks = [0u64; 64];
         let mut start = 0;
         while start < self.n_docs {
             let end = start.saturating_add(WINDOW);
-            // The window's postings, slot by slot in the request's order.
+            let len = end.min(self.n_docs) - start;
+            // The window's postings, slot by slot in the request's order: each slot's share
+            // added to the raw scores, and the skills it matched (in a describing field or
+            // not) put in its sets.
             for (i, slot) in q.slots.iter().enumerate() {
-                let bit = slot_bit(i);
+                let (pres, desc) = (&mut present[i], &mut describing[i]);
                 let main = main_alt[i];
                 let mut others = false;
                 for (j, alt) in slot.alts.iter().enumerate() {
@@ -335,96 +423,169 @@ impl SearchIndex {
                     self.docs.read_below(c, &self.sat, end, |d, m, sat| {
                         // (below `WINDOW`: `d` is in the window)
                         let l = (d - start) & (WINDOW - 1);
-                        keep_best(&mut best[l], &mut describes[l], idf * f64::from(sat), m);
+                        let c = idf * f64::from(sat);
+                        if c > best[l] {
+                            best[l] = c;
+                        }
                         set_bit(in_slot, l);
+                        put_bit(in_slot_describing, l, m);
                     });
                     others = true;
                 }
                 let Some(alt) = slot.alts.get(main) else {
                     continue;
                 };
-                let c = &mut cursor[first_alt[i] + main];
-                let idf = alt.idf;
-                if c.next < end {
+                let (idf, weight) = (alt.idf, slot.weight);
+                if let Some(row) = &dense_main[i] {
+                    let best = others.then_some(&mut best[..len]);
+                    add_dense(
+                        weight,
+                        idf,
+                        &row.values[start..][..len],
+                        &mut total[..],
+                        best,
+                    );
+                    let k0 = start / 64;
+                    for k in 0..len.div_ceil(64) {
+                        pres[k] = row.present[k0 + k] | in_slot[k];
+                        desc[k] = row.describing[k0 + k] | in_slot_describing[k];
+                    }
+                } else {
+                    let c = &mut cursor[first_alt[i] + main];
+                    if c.next < end {
+                        if others {
+                            self.docs.read_below(c, &self.sat, end, |d, m, sat| {
+                                let l = (d - start) & (WINDOW - 1);
+                                // (`max` and `or`: the same value whatever the order of
+                                // alternatives)
+                                let mut c = idf * f64::from(sat);
+                                if best[l] > c {
+                                    c = best[l];
+                                }
+                                total[l] += weight * c;
+                                best[l] = 0.0;
+                                set_bit(pres, l);
+                                put_bit(desc, l, m);
+                            });
+                        } else {
+                            self.docs.read_below(c, &self.sat, end, |d, m, sat| {
+                                let l = (d - start) & (WINDOW - 1);
+                                total[l] += weight * (idf * f64::from(sat));
+                                set_bit(pres, l);
+                                put_bit(desc, l, m);
+                            });
+                        }
+                    }
                     if others {
-                        self.docs.read_below(c, &self.sat, end, |d, m, sat| {
-                            let l = (d - start) & (WINDOW - 1);
-                            // (`max` and `or`: the same value whatever the order of
-                            // alternatives)
-                            let mut c = idf * f64::from(sat);
-                            if best[l] > c {
-                                c = best[l];
+                        // The skills only another alternative touched.
+                        for k in 0..BITS {
+                            let mut rest = in_slot[k] & !pres[k];
+                            while rest != 0 {
+                                let l = k << 6 | rest.trailing_zeros() as usize;
+                                total[l] += weight * best[l];
+                                best[l] = 0.0;
+                                rest &= rest - 1;
                             }
-                            add_slot(slot, c, m | describes[l], &mut total[l], &mut words[l]);
-                            best[l] = 0.0;
-                            describes[l] = false;
-                            clear_bit(in_slot, l);
-                            masks[l] |= bit;
-                            set_bit(in_window, l);
-                        });
-                    } else {
-                        self.docs.read_below(c, &self.sat, end, |d, m, sat| {
-                            let l = (d - start) & (WINDOW - 1);
-                            add_slot(slot, idf * f64::from(sat), m, &mut total[l], &mut words[l]);
-                            masks[l] |= bit;
-                            set_bit(in_window, l);
-                        });
+                            pres[k] |= in_slot[k];
+                            desc[k] |= in_slot_describing[k];
+                        }
                     }
                 }
                 if others {
-                    // The skills only another alternative touched.
-                    drain_bits(in_slot, |l| {
-                        add_slot(slot, best[l], describes[l], &mut total[l], &mut words[l]);
-                        masks[l] |= bit;
-                        set_bit(in_window, l);
-                        best[l] = 0.0;
-                        describes[l] = false;
-                    });
+                    *in_slot = [0; BITS];
+                    *in_slot_describing = [0; BITS];
                 }
             }
-            // The window's skills.
-            drain_bits(in_window, |l| {
-                let (raw, w, mask) = (total[l], words[l], masks[l]);
-                total[l] = 0.0;
-                words[l] = 0;
-                masks[l] = 0;
-                // A skill holds a pair only with two request words matched in describing
-                // fields ([`with_pairs`]).
-                let paired = w / DESCRIBING_WORD >= 2;
-                // (most skills: far below `theta`, told by one comparison)
-                if raw < keys.cut[usize::from(paired)] {
-                    keys.seen += 1;
-                    return;
+            // The window's skills, in document order, 64 at a time: those any slot matched,
+            // and those with two request words matched in describing fields (a count to two
+            // over the slots' sets, a bit a skill).
+            for k in 0..len.div_ceil(64) {
+                let (mut touched, mut one, mut two) = (0u64, 0u64, 0u64);
+                for (i, slot) in q.slots.iter().enumerate() {
+                    touched |= present[i][k];
+                    if slot.word {
+                        let d = describing[i][k];
+                        two |= one & d;
+                        one |= d;
+                    }
                 }
-                let theta = keys.theta();
-                let pairs_room = if !paired { 0.0 } else { pair_bound };
-                // Its key is at most its share times the largest evidence factor, plus the
-                // pairs: below `theta`, it changes neither the best keys nor the answer.
-                if !reaches((raw / q.max + pairs_room) * evidence_max, theta) {
-                    keys.seen += 1;
-                    return;
+                if touched == 0 {
+                    continue;
                 }
-                let (score, _, _, key) = finalise(params, q, raw, 0.0, w);
-                keys.add(key);
-                let bound = if pairs_room == 0.0 {
-                    0.0
-                } else if q.slots.len() > 64 {
-                    pair_bound
-                } else {
-                    pairs_bound(mask)
-                };
-                if reaches(key + bound, theta) {
-                    candidates.push(Candidate {
-                        doc: start + l,
-                        raw,
-                        words: w,
-                        mask,
-                        key,
-                        score,
-                        bound,
-                    });
+                // Most are far below `theta`: told by one comparison with the cut as it is
+                // now (it only grows: a skill below it is below the cut of any later moment),
+                // 64 at a time.
+                let (g0, g1) = at_least(
+                    total[k << 6..][..64].try_into().expect("64 scores"),
+                    keys.cut,
+                );
+                // (a skill with two request words matched in describing fields can hold a
+                // pair ([`with_pairs`]): the cut with the pairs' room, lower, is its)
+                let mut pass = touched & (g0 | two & g1);
+                keys.seen += (touched & !pass).count_ones() as usize;
+                if pass == 0 {
+                    continue;
                 }
-            });
+                // The matched words and slots of the others, from the slots' sets.
+                for (i, slot) in q.slots.iter().enumerate() {
+                    let mut m = present[i][k] & pass;
+                    while m != 0 {
+                        let b = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        words[b] += slot_words(slot, describing[i][k] >> b & 1 != 0);
+                        masks[b] |= slot_bit(i);
+                    }
+                }
+                // Then each in document order, with the cut and `theta` of the moment.
+                while pass != 0 {
+                    let b = pass.trailing_zeros() as usize;
+                    pass &= pass - 1;
+                    let l = k << 6 | b;
+                    let raw = std::mem::take(&mut total[l]);
+                    let w = std::mem::take(&mut words[b]);
+                    let mask = std::mem::take(&mut masks[b]);
+                    let paired = two >> b & 1 != 0;
+                    if raw < keys.cut[usize::from(paired)] {
+                        keys.seen += 1;
+                        continue;
+                    }
+                    let theta = keys.theta();
+                    let pairs_room = if !paired { 0.0 } else { pair_bound };
+                    // Its key is at most its share times the largest evidence factor, plus
+                    // the pairs: below `theta`, it changes neither the best keys nor the
+                    // answer.
+                    if !reaches((raw / q.max + pairs_room) * evidence_max, theta) {
+                        keys.seen += 1;
+                        continue;
+                    }
+                    let (score, _, _, key) = finalise(params, q, raw, 0.0, w);
+                    keys.add(key);
+                    let bound = if pairs_room == 0.0 {
+                        0.0
+                    } else if q.slots.len() > 64 {
+                        pair_bound
+                    } else {
+                        pairs_bound(mask)
+                    };
+                    if reaches(key + bound, theta) {
+                        candidates.push(Candidate {
+                            doc: start + l,
+                            raw,
+                            words: w,
+                            mask,
+                            key,
+                            score,
+                            bound,
+                        });
+                    }
+                }
+            }
+            for i in 0..q.slots.len() {
+                present[i] = [0; BITS];
+                describing[i] = [0; BITS];
+            }
+            // (the scores of the skills dropped above; the others were taken)
+            total[..len].fill(0.0);
             start = end;
         }
         // Pairs, as `score_all` adds them, then the best `limit` in `order`.
