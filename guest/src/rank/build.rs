@@ -166,7 +166,7 @@ impl Builder {
         let n_terms = analyzer.terms_len();
         // Pass 1: per term, its document frequency and its packed frequency bytes (side by
         // side: one memory access per posting).
-        let mut counts = vec![[0u32; 2]; n_terms];
+        let mut counts = vec![[0u32; 3]; n_terms];
         for d in &docs {
             d.for_each_raw(|t, tf| {
                 let c = &mut counts[t as usize];
@@ -191,15 +191,25 @@ impl Builder {
         let mut offsets = Vec::with_capacity(order.len() + 1);
         let mut tf_offsets = Vec::with_capacity(order.len() + 1);
         let (mut at, mut tf_at) = (0u32, 0u32);
+        // Where each term's `sat`s go: the next of [`SearchIndex::sat`], or (top bit set) its
+        // dense row ([`DenseRows`]).
+        let (mut sparse_at, mut rows) = (0u32, 0u32);
         for (new, &old) in order.iter().enumerate() {
             let new = new as u32;
             remap[old as usize] = new;
             let text = analyzer.term(old);
             terms.push_str(text);
             term_ends.push(terms.len() as u32);
-            let [df, tf_len] = counts[old as usize];
+            let [df, tf_len, _] = counts[old as usize];
+            let dest = if is_dense(df as usize, n_docs) {
+                rows += 1;
+                DENSE | (rows - 1)
+            } else {
+                sparse_at += df;
+                sparse_at - df
+            };
             // from now on, the term's cursors (by its old number: no remapping per posting)
-            counts[old as usize] = [at, tf_at];
+            counts[old as usize] = [at, tf_at, dest];
             if df >= 2 {
                 if typo_by_len.len() <= text.len() {
                     typo_by_len.resize(text.len() + 1, Vec::new());
@@ -231,7 +241,8 @@ impl Builder {
         }
         // Pass 2: postings, document by document (so each list is sorted by document).
         let mut post_docs = DocIds::zeroed(n_docs, at as usize);
-        let mut sat = vec![0f32; at as usize];
+        let mut sat = vec![0f32; sparse_at as usize];
+        let mut values = vec![0f32; rows as usize * n_docs];
         let mut tf_bytes = vec![0u8; tf_at as usize];
         let mut lens = Vec::with_capacity(n_docs);
         let mut seq = Vec::with_capacity(docs.iter().map(|d| d.seq.len()).sum());
@@ -249,7 +260,7 @@ impl Builder {
             doc.for_each_raw(|old, packed| {
                 // the next posting of the term and the place of its packed frequencies
                 let c = &mut cursors[old as usize];
-                let (i, at) = (c[0] as usize, c[1] as usize);
+                let (i, at, dest) = (c[0] as usize, c[1] as usize, c[2]);
                 c[0] += 1;
                 c[1] += packed.len() as u32;
                 let (describes, ptf) = match *packed {
@@ -265,7 +276,13 @@ impl Builder {
                     }
                 };
                 post_docs.set(i, d, describes);
-                sat[i] = (ptf / (params.k1 + ptf)) as f32;
+                let s = (ptf / (params.k1 + ptf)) as f32;
+                if dest & DENSE == 0 {
+                    sat[dest as usize] = s;
+                    c[2] += 1;
+                } else {
+                    values[(dest & !DENSE) as usize * n_docs + d] = s;
+                }
                 // the packed bytes are those `encode_tf` gives for `tf`: copied as they are
                 if let [byte] = packed {
                     tf_bytes[at] = *byte;
@@ -287,7 +304,7 @@ impl Builder {
             offsets,
             docs: post_docs,
             sat,
-            dense: DenseRows::default(),
+            dense: DenseRows::of_values(values),
             tf_offsets,
             tf_bytes,
             lens,

@@ -67,7 +67,11 @@ impl Statistics for OneDoc<'_> {
 
     fn each_posting(&self, t: u32, mut f: impl FnMut(usize, bool, f32)) {
         if let Some(i) = self.index.find_posting(t, self.doc) {
-            f(0, self.index.docs.get(i).1, self.index.sat[i]);
+            f(
+                0,
+                self.index.docs.get(i).1,
+                self.index.sat_of(t, i, self.doc),
+            );
         }
     }
 
@@ -127,7 +131,7 @@ impl SearchIndex {
             let mut best: Option<(f64, &Alt, usize)> = None;
             for alt in &slot.alts {
                 if let Some(i) = self.find_posting(alt.term, doc) {
-                    let c = alt.idf * f64::from(self.sat[i]);
+                    let c = alt.idf * f64::from(self.sat_of(alt.term, i, doc));
                     if best.as_ref().is_none_or(|(b, _, _)| c > *b) {
                         best = Some((c, alt, i));
                     }

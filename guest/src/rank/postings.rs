@@ -83,17 +83,49 @@ impl DocIds {
         }
     }
 
-    /// `f(document, describes, sat)` for postings `range`.
+    /// `f(document, describes, sat)` for postings `range`, their `sat`s in `sats`.
     #[inline]
     pub(super) fn each(
         &self,
         range: std::ops::Range<usize>,
-        sat: &[f32],
+        sats: Sats<'_>,
         f: impl FnMut(usize, bool, f32),
     ) {
-        match self {
-            Self::Narrow(v) => each_of(&v[range.clone()], &sat[range], f),
-            Self::Wide(v) => each_of(&v[range.clone()], &sat[range], f),
+        match (self, sats) {
+            (Self::Narrow(v), Sats::Each(s)) => each_of(&v[range], s, f),
+            (Self::Wide(v), Sats::Each(s)) => each_of(&v[range], s, f),
+            (Self::Narrow(v), Sats::ByDoc(row)) => each_by_doc(&v[range], row, f),
+            (Self::Wide(v), Sats::ByDoc(row)) => each_by_doc(&v[range], row, f),
+        }
+    }
+}
+
+/// Where a term's `sat`s are: one per posting, in order (`Each`), or its dense row's, one per
+/// document (`ByDoc`, [`DenseRows`]).
+#[derive(Clone, Copy)]
+pub(super) enum Sats<'a> {
+    Each(&'a [f32]),
+    ByDoc(&'a [f32]),
+}
+
+impl SearchIndex {
+    /// Term `t`'s `sat`s.
+    #[inline]
+    pub(super) fn sats(&self, t: u32) -> Sats<'_> {
+        match self.dense.row(t) {
+            Some(row) => Sats::ByDoc(row.values),
+            None => {
+                let start = self.dense.sat_start[t as usize] as usize;
+                Sats::Each(&self.sat[start..start + self.range(t).len()])
+            }
+        }
+    }
+
+    /// The `sat` of posting `i` (of term `t`, document `doc`).
+    pub(super) fn sat_of(&self, t: u32, i: usize, doc: usize) -> f32 {
+        match self.sats(t) {
+            Sats::Each(s) => s[i - self.range(t).start],
+            Sats::ByDoc(row) => row[doc],
         }
     }
 }
@@ -101,10 +133,13 @@ impl DocIds {
 /// A reader's place in one term's postings: the next posting to read (`at`), the end of the
 /// term's postings, and the document of the posting at `at` (`usize::MAX` past the end), so
 /// that a reader with nothing below a bound skips it with one comparison.
-pub(super) struct Cursor {
+pub(super) struct Cursor<'a> {
     pub(super) at: usize,
     pub(super) end: usize,
     pub(super) next: usize,
+    /// The first of the term's postings, and its `sat`s.
+    start: usize,
+    sats: Sats<'a>,
 }
 
 impl DocIds {
@@ -118,30 +153,26 @@ impl DocIds {
         }
     }
 
-    /// A cursor at the first of the postings `range`.
-    pub(super) fn cursor(&self, range: std::ops::Range<usize>) -> Cursor {
+    /// A cursor at the first of the postings `range`, their `sat`s in `sats`.
+    pub(super) fn cursor<'a>(&self, range: std::ops::Range<usize>, sats: Sats<'a>) -> Cursor<'a> {
         Cursor {
             next: self.doc_at(range.clone()),
             at: range.start,
             end: range.end,
+            start: range.start,
+            sats,
         }
     }
 
     /// `f(document, describes, sat)` for the postings at cursor `c` whose document is below
     /// `end` (postings are sorted by document); `c` moves past them.
     #[inline]
-    pub(super) fn read_below(
-        &self,
-        c: &mut Cursor,
-        sat: &[f32],
-        end: usize,
-        f: impl FnMut(usize, bool, f32),
-    ) {
+    pub(super) fn read_below(&self, c: &mut Cursor, end: usize, f: impl FnMut(usize, bool, f32)) {
         /// How many of `v` are below `end`.
         #[inline]
         fn each<T: DocId>(
             v: &[T],
-            sat: &[f32],
+            sats: Sats<'_>,
             end: usize,
             f: impl FnMut(usize, bool, f32),
         ) -> usize {
@@ -154,13 +185,20 @@ impl DocIds {
             let lo = hi / 2;
             let hi = hi.min(v.len());
             let n = lo + v[lo..hi].partition_point(|d| d.doc() < end);
-            each_of(&v[..n], &sat[..n], f);
+            match sats {
+                Sats::Each(s) => each_of(&v[..n], &s[..n], f),
+                Sats::ByDoc(row) => each_by_doc(&v[..n], row, f),
+            }
             n
         }
         let range = c.at..c.end;
+        let sats = match c.sats {
+            Sats::Each(s) => Sats::Each(&s[c.at - c.start..]),
+            by_doc => by_doc,
+        };
         c.at += match self {
-            Self::Narrow(v) => each(&v[range.clone()], &sat[range], end, f),
-            Self::Wide(v) => each(&v[range.clone()], &sat[range], end, f),
+            Self::Narrow(v) => each(&v[range], sats, end, f),
+            Self::Wide(v) => each(&v[range], sats, end, f),
         };
         c.next = self.doc_at(c.at..c.end);
     }
@@ -190,21 +228,30 @@ fn each_of<T: DocId>(v: &[T], sat: &[f32], mut f: impl FnMut(usize, bool, f32)) 
     }
 }
 
-/// The postings of the terms in at least half the documents, as rows of one `sat` per
-/// document (`0.0` where the term is absent) with a set of the documents that have the term
-/// and one of those that have it in a describing field. Top-k retrieval adds such a term to a
-/// window of documents in one pass, without a branch or an index per posting; a row costs
-/// about as much memory as the term's document numbers and `sat`s.
+/// The postings of the terms in at least half the documents ([`is_dense`]), as rows of one
+/// `sat` per document (`0.0` where the term is absent) with a set of the documents that have
+/// the term and one of those that have it in a describing field. Top-k retrieval adds such a
+/// term to a window of documents in one pass, without a branch or an index per posting. Their
+/// `sat`s are only here (not in [`SearchIndex::sat`]): a row costs about as much memory as
+/// the `sat`s and document numbers of a term in half the documents.
 #[derive(Debug, Default)]
 pub(super) struct DenseRows {
+    /// The rows' `sat`s, row after row (stored in snapshots; the rest is derived).
+    pub(super) values: Vec<f32>,
     /// Per term, its row's number (`u32::MAX`: none).
     row_of: Vec<u32>,
-    values: Vec<f32>,
+    /// Per term without a row, where its `sat`s start in [`SearchIndex::sat`].
+    sat_start: Vec<u32>,
     /// Per row, `words` words of bits each.
     present: Vec<u64>,
     describing: Vec<u64>,
     n_docs: usize,
     words: usize,
+}
+
+/// Whether a term of `df` documents out of `n` has a dense row ([`DenseRows`]).
+pub(super) fn is_dense(df: usize, n: usize) -> bool {
+    n > 0 && df * 2 >= n
 }
 
 /// A term's row of [`DenseRows`]: document `d`'s `sat` is `values[d]`, its bits are bit
@@ -215,7 +262,18 @@ pub(super) struct DenseRow<'a> {
     pub(super) describing: &'a [u64],
 }
 
+/// In a build's cursors, a term's `sat`s go to its dense row (the low bits: its number).
+pub(super) const DENSE: u32 = 1 << 31;
+
 impl DenseRows {
+    /// Rows of `values` (the rest derived by [`SearchIndex::with_derived`]).
+    pub(super) fn of_values(values: Vec<f32>) -> Self {
+        Self {
+            values,
+            ..Self::default()
+        }
+    }
+
     /// Term `t`'s row, if it has one.
     #[inline]
     pub(super) fn row(&self, t: u32) -> Option<DenseRow<'_>> {
@@ -229,36 +287,66 @@ impl DenseRows {
 }
 
 impl SearchIndex {
-    /// Derive [`SearchIndex::dense`] (after a build or a restore, from
-    /// [`SearchIndex::with_derived`]).
+    /// The number of postings without a dense row (the length of [`SearchIndex::sat`]) and
+    /// the number of dense rows, from the offsets.
+    pub(super) fn sparse_and_rows(&self) -> (usize, usize) {
+        let (mut sparse, mut rows) = (0, 0);
+        for t in 0..self.term_ends.len() as u32 {
+            let df = self.range(t).len();
+            if is_dense(df, self.n_docs) {
+                rows += 1;
+            } else {
+                sparse += df;
+            }
+        }
+        (sparse, rows)
+    }
+
+    /// Derive the rest of [`SearchIndex::dense`] (after a build or a restore, from
+    /// [`SearchIndex::with_derived`]): which term has which row, where the others' `sat`s
+    /// start, and the rows' sets.
     pub(super) fn derive_dense(&mut self) {
         let n = self.n_docs;
         let n_terms = self.term_ends.len() as u32;
+        let (_, rows) = self.sparse_and_rows();
         // (whole windows of bits: a window's words are read without a check)
         let words = n.div_ceil(1024) * 16;
-        let dense = |t: u32| n > 0 && self.range(t).len() * 2 >= n;
-        let rows = (0..n_terms).filter(|&t| dense(t)).count();
-        // (each array allocated once, at its size: the component's memory never shrinks)
-        let mut out = DenseRows {
+        let mut d = DenseRows {
+            values: std::mem::take(&mut self.dense.values),
             row_of: vec![u32::MAX; n_terms as usize],
-            values: vec![0.0; rows * n],
+            sat_start: vec![0; n_terms as usize],
             present: vec![0; rows * words],
             describing: vec![0; rows * words],
             n_docs: n,
             words,
         };
-        for (row, t) in (0..n_terms).filter(|&t| dense(t)).enumerate() {
-            out.row_of[t as usize] = row as u32;
-            let values = &mut out.values[row * n..];
-            let present = &mut out.present[row * words..];
-            let describing = &mut out.describing[row * words..];
-            self.docs.each(self.range(t), &self.sat, |d, m, sat| {
-                values[d] = sat;
-                present[d / 64] |= 1 << (d % 64);
-                describing[d / 64] |= u64::from(m) << (d % 64);
-            });
+        let (mut row, mut at) = (0, 0);
+        for t in 0..n_terms {
+            let r = self.range(t);
+            d.sat_start[t as usize] = at as u32;
+            if !is_dense(r.len(), n) {
+                at += r.len();
+                continue;
+            }
+            d.row_of[t as usize] = row as u32;
+            let present = &mut d.present[row * words..];
+            let describing = &mut d.describing[row * words..];
+            for i in r {
+                let (doc, m) = self.docs.get(i);
+                present[doc / 64] |= 1 << (doc % 64);
+                describing[doc / 64] |= u64::from(m) << (doc % 64);
+            }
+            row += 1;
         }
-        self.dense = out;
+        self.dense = d;
+    }
+}
+
+/// `f(document, describes, sat)` for each of `v`, its `sat` read from `row` by document.
+#[inline]
+fn each_by_doc<T: DocId>(v: &[T], row: &[f32], mut f: impl FnMut(usize, bool, f32)) {
+    for &d in v {
+        f(d.doc(), d.describes(), row[d.doc()]);
     }
 }
 

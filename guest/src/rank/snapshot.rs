@@ -13,7 +13,7 @@ use crate::codec::{Pod, extend_raw, put_raw};
 pub const CHUNK_BYTES: usize = if cfg!(test) { 64 } else { 1 << 20 };
 
 /// Number of large arrays, in part order (see [`SearchIndex::array_lens`]).
-const ARRAYS: usize = 10;
+const ARRAYS: usize = 11;
 
 /// Sizes in bytes of one element of each large array (the document numbers' depend on their
 /// width).
@@ -29,6 +29,7 @@ fn elem_sizes(wide: bool) -> [usize; ARRAYS] {
         i32::SIZE,                                // priority
         u32::SIZE,                                // seq
         u32::SIZE,                                // seq_ends
+        f32::SIZE,                                // dense rows' sat
     ]
 }
 
@@ -121,6 +122,7 @@ impl PartsReader {
                 ix.priority = Vec::with_capacity(lens[7]);
                 ix.seq = Vec::with_capacity(lens[8]);
                 ix.seq_ends = Vec::with_capacity(lens[9]);
+                ix.dense.values = Vec::with_capacity(lens[10]);
                 self.layout = Some((lens, sizes, part_count(&lens, &sizes)));
             }
             (_, None) => return Err("search index part 0 must come first".into()),
@@ -148,7 +150,8 @@ impl PartsReader {
                     6 => extend_raw(&mut ix.lens, bytes),
                     7 => extend_raw(&mut ix.priority, bytes),
                     8 => extend_raw(&mut ix.seq, bytes),
-                    _ => extend_raw(&mut ix.seq_ends, bytes),
+                    9 => extend_raw(&mut ix.seq_ends, bytes),
+                    _ => extend_raw(&mut ix.dense.values, bytes),
                 }
             }
         }
@@ -190,6 +193,7 @@ impl SearchIndex {
             self.priority.len(),
             self.seq.len(),
             self.seq_ends.len(),
+            self.dense.values.len(),
         ]
     }
 
@@ -234,7 +238,8 @@ impl SearchIndex {
                     6 => put_raw(&self.lens[r]),
                     7 => put_raw(&self.priority[r]),
                     8 => put_raw(&self.seq[r]),
-                    _ => put_raw(&self.seq_ends[r]),
+                    9 => put_raw(&self.seq_ends[r]),
+                    _ => put_raw(&self.dense.values[r]),
                 }
             }
         }
@@ -271,9 +276,12 @@ impl SearchIndex {
             || self.offsets.first() != Some(&0)
             || !ascending(&self.offsets, postings)
             || self.offsets.last().map(|&l| l as usize) != Some(postings)
-            || self.sat.len() != postings
         {
             return fail("postings out of range");
+        }
+        let (sparse, rows) = self.sparse_and_rows();
+        if self.sat.len() != sparse || Some(self.dense.values.len()) != rows.checked_mul(n) {
+            return fail("postings' sats out of range");
         }
         if self.tf_offsets.len() != n_terms + 1 || !ascending(&self.tf_offsets, self.tf_bytes.len())
         {

@@ -197,7 +197,7 @@ impl Statistics for SearchIndex {
 
     #[inline]
     fn each_posting(&self, t: u32, f: impl FnMut(usize, bool, f32)) {
-        self.docs.each(self.range(t), &self.sat, f);
+        self.docs.each(self.range(t), self.sats(t), f);
     }
 
     #[inline]

@@ -370,7 +370,7 @@ impl SearchIndex {
             cursor.extend(
                 slot.alts
                     .iter()
-                    .map(|a| self.docs.cursor(self.range(a.term))),
+                    .map(|a| self.docs.cursor(self.range(a.term), self.sats(a.term))),
             );
         }
         first_alt.push(cursor.len());
@@ -420,7 +420,7 @@ impl SearchIndex {
                         continue;
                     }
                     let idf = alt.idf;
-                    self.docs.read_below(c, &self.sat, end, |d, m, sat| {
+                    self.docs.read_below(c, end, |d, m, sat| {
                         // (below `WINDOW`: `d` is in the window)
                         let l = (d - start) & (WINDOW - 1);
                         let c = idf * f64::from(sat);
@@ -454,7 +454,7 @@ impl SearchIndex {
                     let c = &mut cursor[first_alt[i] + main];
                     if c.next < end {
                         if others {
-                            self.docs.read_below(c, &self.sat, end, |d, m, sat| {
+                            self.docs.read_below(c, end, |d, m, sat| {
                                 let l = (d - start) & (WINDOW - 1);
                                 // (`max` and `or`: the same value whatever the order of
                                 // alternatives)
@@ -468,7 +468,7 @@ impl SearchIndex {
                                 put_bit(desc, l, m);
                             });
                         } else {
-                            self.docs.read_below(c, &self.sat, end, |d, m, sat| {
+                            self.docs.read_below(c, end, |d, m, sat| {
                                 let l = (d - start) & (WINDOW - 1);
                                 total[l] += weight * (idf * f64::from(sat));
                                 set_bit(pres, l);
