@@ -118,14 +118,25 @@ struct Keys {
     seen: usize,
     /// [`Keys::theta`], kept up to date.
     theta: f64,
-    /// The raw score below which a skill cannot reach `theta`, without the pairs' room
-    /// (`cut[0]`) and with it (`cut[1]`): [`raw_cut`] of `theta`, kept up to date.
-    cut: [f64; 2],
-    /// What the cuts are taken from: the pairs' bound, the request's ceiling and the largest
-    /// evidence factor.
+    /// The raw score below which a skill cannot reach `theta` ([`raw_cut`] of `theta`, kept
+    /// up to date), by its [`Class`].
+    cut: [f64; 3],
+    /// What the cuts are taken from: the pairs' bound, the request's ceiling and the evidence
+    /// factor of a skill of one matched word or none in a describing field ([`finalise`]).
     room: f64,
     max: f64,
-    evidence_max: f64,
+    single: f64,
+}
+
+/// What bounds a skill's key, by the request words it matched ([`finalise`], [`with_pairs`]):
+/// two or more in describing fields (it may hold pairs: the cut with their room); else two or
+/// more with one in a describing field (an evidence factor of 1); else the single word's
+/// factor. (An index into [`Keys::cut`].)
+#[derive(Clone, Copy)]
+enum Class {
+    Full = 0,
+    Paired = 1,
+    Single = 2,
 }
 
 /// The raw score below which a skill's key, at most `(raw / max + room) * evidence_max`, fails
@@ -171,8 +182,9 @@ impl Keys {
         if self.seen > self.limit && self.theta != self.best[self.limit - 1] {
             self.theta = self.best[self.limit - 1];
             self.cut = [
-                raw_cut(self.theta, 0.0, self.max, self.evidence_max),
-                raw_cut(self.theta, self.room, self.max, self.evidence_max),
+                raw_cut(self.theta, 0.0, self.max, 1.0),
+                raw_cut(self.theta, self.room, self.max, 1.0),
+                raw_cut(self.theta, 0.0, self.max, self.single),
             ];
         }
     }
@@ -234,36 +246,39 @@ fn add_dense(weight: f64, idf: f64, row: &[f32], total: &mut [f64], best: Option
     }
 }
 
-/// Of 64 raw scores (a word of a window's documents), those at least `cut[0]` and those at
-/// least `cut[1]`, a bit each.
+/// Of 64 raw scores (a word of a window's documents), those at least `cut[c]`, a bit each,
+/// for each `c`.
 #[inline(never)]
-fn at_least(total: &[f64; 64], cut: [f64; 2]) -> (u64, u64) {
+fn at_least(total: &[f64; 64], cut: [f64; 3]) -> [u64; 3] {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
         use core::arch::wasm32::{f64x2, f64x2_ge, f64x2_splat, i64x2_bitmask};
-        let (c0, c1) = (f64x2_splat(cut[0]), f64x2_splat(cut[1]));
-        let (mut g0, mut g1) = (0u64, 0u64);
+        let c = [f64x2_splat(cut[0]), f64x2_splat(cut[1]), f64x2_splat(cut[2])];
+        let mut g = [0u64; 3];
         // (eight scores an iteration: an eighth of the loop's interruption checks)
         for (i, t) in total.chunks_exact(8).enumerate() {
-            let (mut b0, mut b1) = (0u8, 0u8);
+            let mut b = [0u8; 3];
             for j in 0..4 {
                 let x = f64x2(t[2 * j], t[2 * j + 1]);
-                b0 |= i64x2_bitmask(f64x2_ge(x, c0)) << (2 * j);
-                b1 |= i64x2_bitmask(f64x2_ge(x, c1)) << (2 * j);
+                for (b, c) in b.iter_mut().zip(&c) {
+                    *b |= i64x2_bitmask(f64x2_ge(x, *c)) << (2 * j);
+                }
             }
-            g0 |= u64::from(b0) << (8 * i);
-            g1 |= u64::from(b1) << (8 * i);
+            for (g, b) in g.iter_mut().zip(b) {
+                *g |= u64::from(b) << (8 * i);
+            }
         }
-        (g0, g1)
+        g
     }
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
     {
-        let (mut g0, mut g1) = (0u64, 0u64);
+        let mut g = [0u64; 3];
         for (j, &t) in total.iter().enumerate() {
-            g0 |= u64::from(t >= cut[0]) << j;
-            g1 |= u64::from(t >= cut[1]) << j;
+            for (g, c) in g.iter_mut().zip(cut) {
+                *g |= u64::from(t >= c) << j;
+            }
         }
-        (g0, g1)
+        g
     }
 }
 
@@ -394,10 +409,14 @@ impl SearchIndex {
             best: Vec::with_capacity(limit + 1),
             seen: 0,
             theta: f64::NEG_INFINITY,
-            cut: [f64::NEG_INFINITY; 2],
+            cut: [f64::NEG_INFINITY; 3],
             room: pair_bound,
             max: q.max,
-            evidence_max,
+            single: if q.words >= 2 {
+                params.single_word_factor
+            } else {
+                1.0
+            },
         };
         // The matched words and slots of 64 skills, read from the slots' sets only for those
         // that pass the cut (left zero).
@@ -497,31 +516,48 @@ impl SearchIndex {
                 }
             }
             // The window's skills, in document order, 64 at a time: those any slot matched,
-            // and those with two request words matched in describing fields (a count to two
-            // over the slots' sets, a bit a skill).
+            // and their [`Class`]es, from counts to two of the request words they matched, in
+            // describing fields and in all (over the slots' sets, a bit a skill).
             for k in 0..len.div_ceil(64) {
                 let (mut touched, mut one, mut two) = (0u64, 0u64, 0u64);
+                let (mut any_one, mut any_two) = (0u64, 0u64);
                 for (i, slot) in q.slots.iter().enumerate() {
-                    touched |= present[i][k];
+                    let p = present[i][k];
+                    touched |= p;
                     if slot.word {
                         let d = describing[i][k];
                         two |= one & d;
                         one |= d;
+                        any_two |= any_one & p;
+                        any_one |= p;
                     }
                 }
+                let paired = two;
+                let full = !paired & if q.words >= 2 { any_two & one } else { !0 };
+                let class = |b: usize| {
+                    if paired >> b & 1 != 0 {
+                        Class::Paired
+                    } else if full >> b & 1 != 0 {
+                        Class::Full
+                    } else {
+                        Class::Single
+                    }
+                };
                 if touched == 0 {
                     continue;
                 }
                 // Most are far below `theta`: told by one comparison with the cut as it is
                 // now (it only grows: a skill below it is below the cut of any later moment),
                 // 64 at a time.
-                let (g0, g1) = at_least(
+                let g = at_least(
                     total[k << 6..][..64].try_into().expect("64 scores"),
                     keys.cut,
                 );
-                // (a skill with two request words matched in describing fields can hold a
-                // pair ([`with_pairs`]): the cut with the pairs' room, lower, is its)
-                let mut pass = touched & (g0 | two & g1);
+                let single = !(paired | full);
+                let mut pass = touched
+                    & (full & g[Class::Full as usize]
+                        | paired & g[Class::Paired as usize]
+                        | single & g[Class::Single as usize]);
                 keys.seen += (touched & !pass).count_ones() as usize;
                 if pass == 0 {
                     continue;
@@ -544,11 +580,12 @@ impl SearchIndex {
                     let raw = std::mem::take(&mut total[l]);
                     let w = std::mem::take(&mut words[b]);
                     let mask = std::mem::take(&mut masks[b]);
-                    let paired = two >> b & 1 != 0;
-                    if raw < keys.cut[usize::from(paired)] {
+                    let class = class(b);
+                    if raw < keys.cut[class as usize] {
                         keys.seen += 1;
                         continue;
                     }
+                    let paired = matches!(class, Class::Paired);
                     let theta = keys.theta();
                     let pairs_room = if !paired { 0.0 } else { pair_bound };
                     // Its key is at most its share times the largest evidence factor, plus
