@@ -34,6 +34,9 @@
 //! requests.
 
 use super::*;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::collections::binary_heap::PeekMut;
 
 /// Documents per window (a power of two).
 const WINDOW: usize = 1024;
@@ -107,7 +110,8 @@ struct Candidate {
     mask: u64,
     key: f64,
     score: f64,
-    /// What its pairs can add to its key at most.
+    /// What its pairs can add to its key at most, over all the request's pairs (`0.0`: it
+    /// holds none).
     bound: f64,
 }
 
@@ -196,9 +200,65 @@ fn put_bit(bits: &mut Bits, l: usize, flag: bool) {
     bits[(l >> 6) & (BITS - 1)] |= u64::from(flag) << (l & 63);
 }
 
+/// The postings in the window `start..end` of the alternatives of `slot` other than its
+/// main one (`cursor`: the slot's cursors; `waiting`: those with postings left by their next
+/// document, when kept): the best value per skill, and the skills touched, in a describing
+/// field or not. Whether there were any. (Not inlined: called once a slot and window, it
+/// keeps top-k's loop small.)
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn read_others(
+    docs: &DocIds,
+    slot: &Slot,
+    main: usize,
+    cursor: &mut [Cursor],
+    waiting: Option<&mut BinaryHeap<Reverse<(usize, usize)>>>,
+    (start, end): (usize, usize),
+    best: &mut [f64; WINDOW],
+    (in_slot, in_slot_describing): (&mut Bits, &mut Bits),
+) -> bool {
+    let mut read = |c: &mut Cursor, idf: f64| {
+        docs.read_below(c, end, |d, m, sat| {
+            // (below `WINDOW`: `d` is in the window)
+            let l = (d - start) & (WINDOW - 1);
+            let c = idf * f64::from(sat);
+            if c > best[l] {
+                best[l] = c;
+            }
+            set_bit(in_slot, l);
+            put_bit(in_slot_describing, l, m);
+        });
+    };
+    let mut others = false;
+    if let Some(waiting) = waiting {
+        while let Some(mut next) = waiting.peek_mut() {
+            let Reverse((doc, j)) = *next;
+            if doc >= end {
+                break;
+            }
+            let c = &mut cursor[j];
+            read(c, slot.alts[j].idf);
+            others = true;
+            if c.next == usize::MAX {
+                PeekMut::pop(next);
+            } else {
+                *next = Reverse((c.next, j));
+            }
+        }
+    } else {
+        for (j, (alt, c)) in slot.alts.iter().zip(cursor).enumerate() {
+            if j != main && c.next < end {
+                read(c, alt.idf);
+                others = true;
+            }
+        }
+    }
+    others
+}
+
 /// Adds a slot (weight `weight`) whose main alternative (factor `idf`) has a dense row (`row`,
 /// the window's part of it) to the window's raw scores in one pass, as [`add_slot`] sums it:
-/// with `best` (the best value of the slot's other alternatives per skill, emptied), the
+/// with `best` (the best value of the slot's other alternatives per skill), the
 /// larger of the two; an absent term adds `+0.0`, which changes no sum. (Not inlined: on its
 /// own, the compiled loop keeps its factors in registers; eight documents an iteration, four
 /// vector operations each.)
@@ -241,42 +301,36 @@ fn add_dense(weight: f64, idf: f64, row: &[f32], total: &mut [f64], best: Option
             for ((t, &r), &b) in total_rest.iter_mut().zip(row_rest).zip(best_rest) {
                 one(t, r, b);
             }
-            best.fill(0.0);
         }
     }
 }
 
-/// Of 64 raw scores (a word of a window's documents), those at least `cut[c]`, a bit each,
-/// for each `c`.
+/// Of 64 raw scores (a word of a window's documents), those at least `cut`, a bit each; the
+/// scores are moved to `out`, leaving zeros.
 #[inline(never)]
-fn at_least(total: &[f64; 64], cut: [f64; 3]) -> [u64; 3] {
+fn take_at_least(total: &mut [f64; 64], cut: f64, out: &mut [f64; 64]) -> u64 {
+    out.copy_from_slice(total);
+    *total = [0.0; 64];
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
         use core::arch::wasm32::{f64x2, f64x2_ge, f64x2_splat, i64x2_bitmask};
-        let c = [f64x2_splat(cut[0]), f64x2_splat(cut[1]), f64x2_splat(cut[2])];
-        let mut g = [0u64; 3];
+        let c = f64x2_splat(cut);
+        let mut g = 0u64;
         // (eight scores an iteration: an eighth of the loop's interruption checks)
-        for (i, t) in total.chunks_exact(8).enumerate() {
-            let mut b = [0u8; 3];
+        for (i, t) in out.chunks_exact(8).enumerate() {
+            let mut b = 0u8;
             for j in 0..4 {
-                let x = f64x2(t[2 * j], t[2 * j + 1]);
-                for (b, c) in b.iter_mut().zip(&c) {
-                    *b |= i64x2_bitmask(f64x2_ge(x, *c)) << (2 * j);
-                }
+                b |= i64x2_bitmask(f64x2_ge(f64x2(t[2 * j], t[2 * j + 1]), c)) << (2 * j);
             }
-            for (g, b) in g.iter_mut().zip(b) {
-                *g |= u64::from(b) << (8 * i);
-            }
+            g |= u64::from(b) << (8 * i);
         }
         g
     }
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
     {
-        let mut g = [0u64; 3];
-        for (j, &t) in total.iter().enumerate() {
-            for (g, c) in g.iter_mut().zip(cut) {
-                *g |= u64::from(t >= c) << j;
-            }
+        let mut g = 0u64;
+        for (j, &t) in out.iter().enumerate() {
+            g |= u64::from(t >= cut) << j;
         }
         g
     }
@@ -389,6 +443,26 @@ impl SearchIndex {
             );
         }
         first_alt.push(cursor.len());
+        // Per slot, in a collection of many windows, its other alternatives with postings left,
+        // by their next document: a window reads those below its end and passes over the rest
+        // without looking at them (a typo or a prefix can have hundreds of rare ones). (In a
+        // few windows, looking at each is cheaper than keeping the heap.)
+        let many_windows = self.n_docs > 4 * WINDOW;
+        let mut waiting: Vec<Option<BinaryHeap<Reverse<(usize, usize)>>>> = q
+            .slots
+            .iter()
+            .enumerate()
+            .map(|(i, slot)| {
+                many_windows.then(|| {
+                    (0..slot.alts.len())
+                        .filter(|&j| {
+                            j != main_alt[i] && cursor[first_alt[i] + j].next != usize::MAX
+                        })
+                        .map(|j| Reverse((cursor[first_alt[i] + j].next, j)))
+                        .collect()
+                })
+            })
+            .collect();
         // Per-window scratch, kept between requests (zeroed once).
         let mut scratch = SCRATCH
             .with(|c| c.borrow_mut().take())
@@ -422,6 +496,8 @@ impl SearchIndex {
         // that pass the cut (left zero).
         let mut words = [0u32; 64];
         let mut masks = [0u64; 64];
+        // (and their raw scores, taken from the window's)
+        let mut raw = [0.0f64; 64];
         let mut start = 0;
         while start < self.n_docs {
             let end = start.saturating_add(WINDOW);
@@ -432,38 +508,42 @@ impl SearchIndex {
             for (i, slot) in q.slots.iter().enumerate() {
                 let (pres, desc) = (&mut present[i], &mut describing[i]);
                 let main = main_alt[i];
-                let mut others = false;
-                for (j, alt) in slot.alts.iter().enumerate() {
-                    let c = &mut cursor[first_alt[i] + j];
-                    if j == main || c.next >= end {
-                        continue;
-                    }
-                    let idf = alt.idf;
-                    self.docs.read_below(c, end, |d, m, sat| {
-                        // (below `WINDOW`: `d` is in the window)
-                        let l = (d - start) & (WINDOW - 1);
-                        let c = idf * f64::from(sat);
-                        if c > best[l] {
-                            best[l] = c;
-                        }
-                        set_bit(in_slot, l);
-                        put_bit(in_slot_describing, l, m);
-                    });
-                    others = true;
-                }
+                let others = read_others(
+                    &self.docs,
+                    slot,
+                    main,
+                    &mut cursor[first_alt[i]..first_alt[i + 1]],
+                    waiting[i].as_mut(),
+                    (start, end),
+                    best,
+                    (in_slot, in_slot_describing),
+                );
                 let Some(alt) = slot.alts.get(main) else {
                     continue;
                 };
                 let (idf, weight) = (alt.idf, slot.weight);
                 if let Some(row) = &dense_main[i] {
-                    let best = others.then_some(&mut best[..len]);
                     add_dense(
                         weight,
                         idf,
                         &row.values[start..][..len],
                         &mut total[..],
-                        best,
+                        others.then_some(&mut best[..len]),
                     );
+                    if others {
+                        // (the others' values, cleared one by one when they are few)
+                        if in_slot.iter().map(|w| w.count_ones()).sum::<u32>() > 128 {
+                            best.fill(0.0);
+                        } else {
+                            for (k, &w) in in_slot.iter().enumerate() {
+                                let mut w = w;
+                                while w != 0 {
+                                    best[k << 6 | w.trailing_zeros() as usize] = 0.0;
+                                    w &= w - 1;
+                                }
+                            }
+                        }
+                    }
                     let k0 = start / 64;
                     for k in 0..len.div_ceil(64) {
                         pres[k] = row.present[k0 + k] | in_slot[k];
@@ -518,20 +598,29 @@ impl SearchIndex {
             // The window's skills, in document order, 64 at a time: those any slot matched,
             // and their [`Class`]es, from counts to two of the request words they matched, in
             // describing fields and in all (over the slots' sets, a bit a skill).
-            for k in 0..len.div_ceil(64) {
-                let (mut touched, mut one, mut two) = (0u64, 0u64, 0u64);
-                let (mut any_one, mut any_two) = (0u64, 0u64);
-                for (i, slot) in q.slots.iter().enumerate() {
-                    let p = present[i][k];
-                    touched |= p;
-                    if slot.word {
-                        let d = describing[i][k];
-                        two |= one & d;
-                        one |= d;
-                        any_two |= any_one & p;
-                        any_one |= p;
+            let (mut touched_w, mut one_w, mut two_w) = ([0u64; BITS], [0u64; BITS], [0u64; BITS]);
+            let (mut any_one_w, mut any_two_w) = ([0u64; BITS], [0u64; BITS]);
+            for (i, slot) in q.slots.iter().enumerate() {
+                let (p, d) = (&present[i], &describing[i]);
+                // (a slot that matched nothing here adds nothing)
+                if p.iter().fold(0, |a, &w| a | w) == 0 {
+                    continue;
+                }
+                for k in 0..BITS {
+                    touched_w[k] |= p[k];
+                }
+                if slot.word {
+                    for k in 0..BITS {
+                        two_w[k] |= one_w[k] & d[k];
+                        one_w[k] |= d[k];
+                        any_two_w[k] |= any_one_w[k] & p[k];
+                        any_one_w[k] |= p[k];
                     }
                 }
+            }
+            for k in 0..len.div_ceil(64) {
+                let (touched, one, two) = (touched_w[k], one_w[k], two_w[k]);
+                let any_two = any_two_w[k];
                 let paired = two;
                 let full = !paired & if q.words >= 2 { any_two & one } else { !0 };
                 let class = |b: usize| {
@@ -546,18 +635,31 @@ impl SearchIndex {
                 if touched == 0 {
                     continue;
                 }
-                // Most are far below `theta`: told by one comparison with the cut as it is
-                // now (it only grows: a skill below it is below the cut of any later moment),
-                // 64 at a time.
-                let g = at_least(
-                    total[k << 6..][..64].try_into().expect("64 scores"),
-                    keys.cut,
-                );
-                let single = !(paired | full);
+                // Most are far below `theta`: told by one comparison with the lowest cut as
+                // it is now (it only grows: a skill below it is below the cut of any later
+                // moment), 64 at a time, then by their own class's.
+                let cut = keys.cut;
+                let mut low = cut[0];
+                for c in [cut[1], cut[2]] {
+                    if c < low {
+                        low = c;
+                    }
+                }
+                let at = k << 6;
                 let mut pass = touched
-                    & (full & g[Class::Full as usize]
-                        | paired & g[Class::Paired as usize]
-                        | single & g[Class::Single as usize]);
+                    & take_at_least(
+                        (&mut total[at..at + 64]).try_into().expect("64 scores"),
+                        low,
+                        &mut raw,
+                    );
+                let mut p = pass;
+                while p != 0 {
+                    let b = p.trailing_zeros() as usize;
+                    p &= p - 1;
+                    if raw[b] < cut[class(b) as usize] {
+                        pass &= !(1 << b);
+                    }
+                }
                 keys.seen += (touched & !pass).count_ones() as usize;
                 if pass == 0 {
                     continue;
@@ -577,7 +679,7 @@ impl SearchIndex {
                     let b = pass.trailing_zeros() as usize;
                     pass &= pass - 1;
                     let l = k << 6 | b;
-                    let raw = std::mem::take(&mut total[l]);
+                    let raw = raw[b];
                     let w = std::mem::take(&mut words[b]);
                     let mask = std::mem::take(&mut masks[b]);
                     let class = class(b);
@@ -597,13 +699,9 @@ impl SearchIndex {
                     }
                     let (score, _, _, key) = finalise(params, q, raw, 0.0, w);
                     keys.add(key);
-                    let bound = if pairs_room == 0.0 {
-                        0.0
-                    } else if q.slots.len() > 64 {
-                        pair_bound
-                    } else {
-                        pairs_bound(mask)
-                    };
+                    // (what its pairs can add at most, `pairs_bound`, is taken only for the
+                    // skills still near the end's `theta`, below)
+                    let bound = pairs_room;
                     if reaches(key + bound, theta) {
                         candidates.push(Candidate {
                             doc: start + l,
@@ -621,8 +719,6 @@ impl SearchIndex {
                 present[i] = [0; BITS];
                 describing[i] = [0; BITS];
             }
-            // (the scores of the skills dropped above; the others were taken)
-            total[..len].fill(0.0);
             start = end;
         }
         // Pairs, as `score_all` adds them, then the best `limit` in `order`.
@@ -631,9 +727,18 @@ impl SearchIndex {
         let mut top: Vec<(usize, f64, f64, u64)> = Vec::with_capacity(limit + 1);
         for c in candidates.iter() {
             let (mut key, mut score) = (c.key, c.score);
+            let bound = |c: &Candidate| {
+                if c.bound == 0.0 {
+                    0.0
+                } else if q.slots.len() > 64 {
+                    pair_bound
+                } else {
+                    pairs_bound(c.mask)
+                }
+            };
             if !q.pairs.is_empty()
                 && c.key + pair_bound >= threshold
-                && reaches(c.key + c.bound, threshold)
+                && reaches(c.key + bound(c), threshold)
                 && let Some((s, k)) = with_pairs(self, q, &mut pairs, c.raw, c.words, c.doc)
             {
                 (score, key) = (s, k);
