@@ -256,6 +256,7 @@ pub(super) fn is_dense(df: usize, n: usize) -> bool {
 
 /// A term's row of [`DenseRows`]: document `d`'s `sat` is `values[d]`, its bits are bit
 /// `d % 64` of word `d / 64`.
+#[derive(Clone, Copy)]
 pub(super) struct DenseRow<'a> {
     pub(super) values: &'a [f32],
     pub(super) present: &'a [u64],

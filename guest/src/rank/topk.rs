@@ -211,13 +211,32 @@ fn read_others(
     docs: &DocIds,
     slot: &Slot,
     main: usize,
-    cursor: &mut [Cursor],
+    (cursor, rows): (&mut [Cursor], &[Option<DenseRow>]),
     waiting: Option<&mut BinaryHeap<Reverse<(usize, usize)>>>,
     (start, end): (usize, usize),
     best: &mut [f64; WINDOW],
     (in_slot, in_slot_describing): (&mut Bits, &mut Bits),
 ) -> bool {
-    let mut read = |c: &mut Cursor, idf: f64| {
+    let mut read = |c: &mut Cursor, row: &Option<DenseRow>, idf: f64| {
+        if let Some(row) = row {
+            // A dense row: the window in one pass, its sets word by word; the cursor moved
+            // past it.
+            let len = end.min(row.values.len()) - start;
+            let (values, best) = (&row.values[start..start + len], &mut best[..len]);
+            for (b, &v) in best.iter_mut().zip(values) {
+                let c = idf * f64::from(v);
+                if c > *b {
+                    *b = c;
+                }
+            }
+            let k0 = start / 64;
+            for k in 0..len.div_ceil(64) {
+                in_slot[k] |= row.present[k0 + k];
+                in_slot_describing[k] |= row.describing[k0 + k];
+            }
+            docs.read_below(c, end, |_, _, _| {});
+            return;
+        }
         docs.read_below(c, end, |d, m, sat| {
             // (below `WINDOW`: `d` is in the window)
             let l = (d - start) & (WINDOW - 1);
@@ -237,7 +256,7 @@ fn read_others(
                 break;
             }
             let c = &mut cursor[j];
-            read(c, slot.alts[j].idf);
+            read(c, &rows[j], slot.alts[j].idf);
             others = true;
             if c.next == usize::MAX {
                 PeekMut::pop(next);
@@ -246,9 +265,9 @@ fn read_others(
             }
         }
     } else {
-        for (j, (alt, c)) in slot.alts.iter().zip(cursor).enumerate() {
+        for (j, ((alt, c), row)) in slot.alts.iter().zip(cursor).zip(rows).enumerate() {
             if j != main && c.next < end {
-                read(c, alt.idf);
+                read(c, row, alt.idf);
                 others = true;
             }
         }
@@ -305,32 +324,43 @@ fn add_dense(weight: f64, idf: f64, row: &[f32], total: &mut [f64], best: Option
     }
 }
 
-/// Of 64 raw scores (a word of a window's documents), those at least `cut`, a bit each; the
-/// scores are moved to `out`, leaving zeros.
+/// Of 64 raw scores (a word of a window's documents), those at least `cut[c]`, a bit each,
+/// for each `c`; the scores are moved to `out`, leaving zeros.
 #[inline(never)]
-fn take_at_least(total: &mut [f64; 64], cut: f64, out: &mut [f64; 64]) -> u64 {
+fn take_at_least(total: &mut [f64; 64], cut: [f64; 3], out: &mut [f64; 64]) -> [u64; 3] {
     out.copy_from_slice(total);
     *total = [0.0; 64];
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
         use core::arch::wasm32::{f64x2, f64x2_ge, f64x2_splat, i64x2_bitmask};
-        let c = f64x2_splat(cut);
-        let mut g = 0u64;
+        let c = [
+            f64x2_splat(cut[0]),
+            f64x2_splat(cut[1]),
+            f64x2_splat(cut[2]),
+        ];
+        let mut g = [0u64; 3];
         // (eight scores an iteration: an eighth of the loop's interruption checks)
         for (i, t) in out.chunks_exact(8).enumerate() {
-            let mut b = 0u8;
+            let mut b = [0u8; 3];
             for j in 0..4 {
-                b |= i64x2_bitmask(f64x2_ge(f64x2(t[2 * j], t[2 * j + 1]), c)) << (2 * j);
+                let x = f64x2(t[2 * j], t[2 * j + 1]);
+                for (b, c) in b.iter_mut().zip(&c) {
+                    *b |= i64x2_bitmask(f64x2_ge(x, *c)) << (2 * j);
+                }
             }
-            g |= u64::from(b) << (8 * i);
+            for (g, b) in g.iter_mut().zip(b) {
+                *g |= u64::from(b) << (8 * i);
+            }
         }
         g
     }
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
     {
-        let mut g = 0u64;
+        let mut g = [0u64; 3];
         for (j, &t) in out.iter().enumerate() {
-            g |= u64::from(t >= cut) << j;
+            for (g, c) in g.iter_mut().zip(cut) {
+                *g |= u64::from(t >= c) << j;
+            }
         }
         g
     }
@@ -421,13 +451,12 @@ impl SearchIndex {
                     .unwrap_or(0)
             })
             .collect();
-        // Per slot, its main alternative's dense row, if it has one: its values for a window
+        // Per alternative (slot by slot), its dense row, if it has one: its values for a window
         // added in one pass ([`add_dense`]), the skills it matched taken from the row's sets.
-        let dense_main: Vec<Option<DenseRow>> = q
+        let rows: Vec<Option<DenseRow>> = q
             .slots
             .iter()
-            .zip(&main_alt)
-            .map(|(slot, &j)| slot.alts.get(j).and_then(|a| self.dense.row(a.term)))
+            .flat_map(|slot| slot.alts.iter().map(|a| self.dense.row(a.term)))
             .collect();
         // A cursor per alternative (slot by slot): the first posting not yet read, the end of
         // its postings and the document of that first posting (none: `usize::MAX`), so that a
@@ -512,7 +541,10 @@ impl SearchIndex {
                     &self.docs,
                     slot,
                     main,
-                    &mut cursor[first_alt[i]..first_alt[i + 1]],
+                    (
+                        &mut cursor[first_alt[i]..first_alt[i + 1]],
+                        &rows[first_alt[i]..first_alt[i + 1]],
+                    ),
                     waiting[i].as_mut(),
                     (start, end),
                     best,
@@ -522,7 +554,7 @@ impl SearchIndex {
                     continue;
                 };
                 let (idf, weight) = (alt.idf, slot.weight);
-                if let Some(row) = &dense_main[i] {
+                if let Some(row) = &rows[first_alt[i] + main] {
                     add_dense(
                         weight,
                         idf,
@@ -635,31 +667,20 @@ impl SearchIndex {
                 if touched == 0 {
                     continue;
                 }
-                // Most are far below `theta`: told by one comparison with the lowest cut as
-                // it is now (it only grows: a skill below it is below the cut of any later
-                // moment), 64 at a time, then by their own class's.
-                let cut = keys.cut;
-                let mut low = cut[0];
-                for c in [cut[1], cut[2]] {
-                    if c < low {
-                        low = c;
-                    }
-                }
+                // Most are far below `theta`: told by one comparison with their class's cut
+                // as it is now (it only grows: a skill below it is below the cut of any later
+                // moment), 64 at a time.
                 let at = k << 6;
+                let g = take_at_least(
+                    (&mut total[at..at + 64]).try_into().expect("64 scores"),
+                    keys.cut,
+                    &mut raw,
+                );
+                let single = !(paired | full);
                 let mut pass = touched
-                    & take_at_least(
-                        (&mut total[at..at + 64]).try_into().expect("64 scores"),
-                        low,
-                        &mut raw,
-                    );
-                let mut p = pass;
-                while p != 0 {
-                    let b = p.trailing_zeros() as usize;
-                    p &= p - 1;
-                    if raw[b] < cut[class(b) as usize] {
-                        pass &= !(1 << b);
-                    }
-                }
+                    & (full & g[Class::Full as usize]
+                        | paired & g[Class::Paired as usize]
+                        | single & g[Class::Single as usize]);
                 keys.seen += (touched & !pass).count_ones() as usize;
                 if pass == 0 {
                     continue;
