@@ -113,6 +113,53 @@ fn in_mask(mask: &[u64; 16], t: u32) -> bool {
     mask[(t as usize >> 6) & 15] >> (t & 63) & 1 != 0
 }
 
+/// The positions in `seq` of the terms that pass `mask` ([`in_mask`]), with the terms, into
+/// `hits` (cleared first).
+///
+/// Eight terms at a time, their tests or'ed into one bit set: one branch and one loop test
+/// per eight (in the component, a loop's back edge also reads the epoch), the positions taken
+/// only from a set that is not empty (most are). Its own function: in the scorer's body the
+/// loop's values were kept on the stack.
+#[inline(never)]
+fn scan(seq: &[u32], mask: &[u64; 16], hits: &mut Vec<(usize, u32)>) {
+    hits.clear();
+    let bit = |t: u32| u32::from(in_mask(mask, t));
+    let mut chunks = seq.chunks_exact(8);
+    let mut base = 0;
+    for c in &mut chunks {
+        let set = bit(c[0])
+            | bit(c[1]) << 1
+            | bit(c[2]) << 2
+            | bit(c[3]) << 3
+            | bit(c[4]) << 4
+            | bit(c[5]) << 5
+            | bit(c[6]) << 6
+            | bit(c[7]) << 7;
+        if set != 0 {
+            push_hits(c, set, base, hits);
+        }
+        base += 8;
+    }
+    let rest = chunks.remainder();
+    let set = rest
+        .iter()
+        .enumerate()
+        .fold(0, |set, (i, &t)| set | bit(t) << i);
+    if set != 0 {
+        push_hits(rest, set, base, hits);
+    }
+}
+
+/// The terms of `chunk` (from position `base`) whose bits are in `set`, into `hits`.
+#[inline(never)]
+fn push_hits(chunk: &[u32], mut set: u32, base: usize, hits: &mut Vec<(usize, u32)>) {
+    while set != 0 {
+        let i = set.trailing_zeros() as usize;
+        set &= set - 1;
+        hits.push((base + i, chunk[i]));
+    }
+}
+
 impl PairScorer {
     pub(super) fn new(q: &Query) -> Self {
         let mut keys: Vec<(u64, usize)> = q
@@ -148,12 +195,7 @@ impl PairScorer {
             held,
         } = self;
         let window = s.params().pair_window;
-        hits.clear();
-        for (i, &t) in s.seq(d).iter().enumerate() {
-            if in_mask(mask, t) {
-                hits.push((i, t));
-            }
-        }
+        scan(s.seq(d), mask, hits);
         if hits.len() < 2 {
             return 0.0;
         }
