@@ -114,15 +114,16 @@ fn in_mask(mask: &[u64; 16], t: u32) -> bool {
 }
 
 /// The positions in `seq` of the terms that pass `mask` ([`in_mask`]), with the terms, into
-/// `hits` (cleared first).
+/// `hits` (cleared first); the number of them that are not [`SEQ_BREAK`].
 ///
 /// Eight terms at a time, their tests or'ed into one bit set: one branch and one loop test
 /// per eight (in the component, a loop's back edge also reads the epoch), the positions taken
 /// only from a set that is not empty (most are). Its own function: in the scorer's body the
 /// loop's values were kept on the stack.
 #[inline(never)]
-fn scan(seq: &[u32], mask: &[u64; 16], hits: &mut Vec<(usize, u32)>) {
+fn scan(seq: &[u32], mask: &[u64; 16], hits: &mut Vec<(usize, u32)>) -> usize {
     hits.clear();
+    let mut terms = 0;
     let bit = |t: u32| u32::from(in_mask(mask, t));
     let mut chunks = seq.chunks_exact(8);
     let mut base = 0;
@@ -136,7 +137,7 @@ fn scan(seq: &[u32], mask: &[u64; 16], hits: &mut Vec<(usize, u32)>) {
             | bit(c[6]) << 6
             | bit(c[7]) << 7;
         if set != 0 {
-            push_hits(c, set, base, hits);
+            terms += push_hits(c, set, base, hits);
         }
         base += 8;
     }
@@ -146,18 +147,23 @@ fn scan(seq: &[u32], mask: &[u64; 16], hits: &mut Vec<(usize, u32)>) {
         .enumerate()
         .fold(0, |set, (i, &t)| set | bit(t) << i);
     if set != 0 {
-        push_hits(rest, set, base, hits);
+        terms += push_hits(rest, set, base, hits);
     }
+    terms
 }
 
-/// The terms of `chunk` (from position `base`) whose bits are in `set`, into `hits`.
+/// The terms of `chunk` (from position `base`) whose bits are in `set`, into `hits`; the
+/// number of them that are not [`SEQ_BREAK`].
 #[inline(never)]
-fn push_hits(chunk: &[u32], mut set: u32, base: usize, hits: &mut Vec<(usize, u32)>) {
+fn push_hits(chunk: &[u32], mut set: u32, base: usize, hits: &mut Vec<(usize, u32)>) -> usize {
+    let mut terms = 0;
     while set != 0 {
         let i = set.trailing_zeros() as usize;
         set &= set - 1;
         hits.push((base + i, chunk[i]));
+        terms += usize::from(chunk[i] != SEQ_BREAK);
     }
+    terms
 }
 
 impl PairScorer {
@@ -195,8 +201,7 @@ impl PairScorer {
             held,
         } = self;
         let window = s.params().pair_window;
-        scan(s.seq(d), mask, hits);
-        if hits.len() < 2 {
+        if scan(s.seq(d), mask, hits) < 2 {
             return 0.0;
         }
         // (the pairs held: bit `i` for `q.pairs[i]`, or a list past 64 pairs)
