@@ -7,7 +7,8 @@ Used by benches/jit_profile.sh (read it first). Subcommands:
                              --compress-strings=no) and wasmtime's perf map -> self
                              instructions per function and per (JIT function, offset)
   diff ALL ONE N [FUNC ANN CWASM]
-                             (ALL - ONE) / N per function, best first; with FUNC (a substring
+                             (ALL - ONE) / N per function, best first (the first 30, or
+                             JIT_TOP from the environment); with FUNC (a substring
                              of a JIT function's name), ANN gets that function's machine code
                              (objdump of the compiled-engine cache file CWASM, whose symbols
                              are the wasm functions) with the instructions a query at each
@@ -15,6 +16,7 @@ Used by benches/jit_profile.sh (read it first). Subcommands:
 """
 import bisect
 import collections
+import os
 import pickle
 import re
 import subprocess
@@ -79,7 +81,7 @@ def diff(all_pkl, one_pkl, n, func=None, ann=None, cwasm=None):
     total = sum(d.values())
     jit = sum(v for k, v in d.items() if k.startswith("JIT "))
     print(f"a query: {total / n:,.0f} instructions, {jit / n:,.0f} in the component's JIT code")
-    for name, v in d.most_common(30):
+    for name, v in d.most_common(int(os.environ.get("JIT_TOP", "30"))):
         print(f"{v / n:10,.0f} {100 * v / total:5.1f}%  {name[:120]}")
     if not func:
         return

@@ -97,12 +97,73 @@ pub(super) fn pairs<S: Statistics>(s: &S, terms: &TermList, ids: &[Option<u32>])
 pub(super) struct PairScorer {
     /// The request's pairs as (order-free key of their two terms, index in `q.pairs`), sorted.
     keys: Vec<(u64, usize)>,
-    /// Bit `t % 1024` set for every term `t` of a request pair: a filter (a term of the
-    /// same bit that is in no pair finds no key below), the same size whatever the vocabulary.
+    /// Bit `t % 1024` set for every term `t` of a request pair, and for [`SEQ_BREAK`]: a
+    /// filter (a term of the same bit that is in no pair finds no key below), the same size
+    /// whatever the vocabulary.
     mask: [u64; 16],
-    /// Scratch space.
+    /// Scratch space: the positions in a document's sequence of the terms that pass `mask`
+    /// (and the terms), and the pairs held when there are more than 64.
     hits: Vec<(usize, u32)>,
     held: Vec<usize>,
+}
+
+/// Whether term `t` passes a [`PairScorer`]'s filter.
+#[inline(always)]
+fn in_mask(mask: &[u64; 16], t: u32) -> bool {
+    mask[(t as usize >> 6) & 15] >> (t & 63) & 1 != 0
+}
+
+/// The positions in `seq` of the terms that pass `mask` ([`in_mask`]), with the terms, into
+/// `hits` (cleared first); the number of them that are not [`SEQ_BREAK`].
+///
+/// Eight terms at a time, their tests or'ed into one bit set: one branch and one loop test
+/// per eight (in the component, a loop's back edge also reads the epoch), the positions taken
+/// only from a set that is not empty (most are). Its own function: in the scorer's body the
+/// loop's values were kept on the stack.
+#[inline(never)]
+fn scan(seq: &[u32], mask: &[u64; 16], hits: &mut Vec<(usize, u32)>) -> usize {
+    hits.clear();
+    let mut terms = 0;
+    let bit = |t: u32| u32::from(in_mask(mask, t));
+    let mut chunks = seq.chunks_exact(8);
+    let mut base = 0;
+    for c in &mut chunks {
+        let set = bit(c[0])
+            | bit(c[1]) << 1
+            | bit(c[2]) << 2
+            | bit(c[3]) << 3
+            | bit(c[4]) << 4
+            | bit(c[5]) << 5
+            | bit(c[6]) << 6
+            | bit(c[7]) << 7;
+        if set != 0 {
+            terms += push_hits(c, set, base, hits);
+        }
+        base += 8;
+    }
+    let rest = chunks.remainder();
+    let set = rest
+        .iter()
+        .enumerate()
+        .fold(0, |set, (i, &t)| set | bit(t) << i);
+    if set != 0 {
+        terms += push_hits(rest, set, base, hits);
+    }
+    terms
+}
+
+/// The terms of `chunk` (from position `base`) whose bits are in `set`, into `hits`; the
+/// number of them that are not [`SEQ_BREAK`].
+#[inline(never)]
+fn push_hits(chunk: &[u32], mut set: u32, base: usize, hits: &mut Vec<(usize, u32)>) -> usize {
+    let mut terms = 0;
+    while set != 0 {
+        let i = set.trailing_zeros() as usize;
+        set &= set - 1;
+        hits.push((base + i, chunk[i]));
+        terms += usize::from(chunk[i] != SEQ_BREAK);
+    }
+    terms
 }
 
 impl PairScorer {
@@ -115,8 +176,8 @@ impl PairScorer {
             .collect();
         keys.sort_unstable();
         let mut mask = [0u64; 16];
-        for t in q.pairs.iter().flat_map(|p| p.terms) {
-            mask[(t as usize / 64) % 16] |= 1 << (t % 64);
+        for t in q.pairs.iter().flat_map(|p| p.terms).chain([SEQ_BREAK]) {
+            mask[(t as usize >> 6) & 15] |= 1 << (t & 63);
         }
         Self {
             keys,
@@ -127,7 +188,11 @@ impl PairScorer {
     }
 
     /// The pair bonus of document `d`: the weights of the request pairs its name or
-    /// description holds, each once.
+    /// description holds, each once (summed in the order of `q.pairs`).
+    ///
+    /// One pass over the document's sequence keeps the positions of the terms that pass the
+    /// filter (most documents have one or none: the bonus is then 0 at once); the field break
+    /// passes it too, and no window goes past it.
     pub(super) fn score<S: Statistics>(&mut self, s: &S, q: &Query, d: usize) -> f64 {
         let Self {
             keys,
@@ -136,33 +201,49 @@ impl PairScorer {
             held,
         } = self;
         let window = s.params().pair_window;
+        if scan(s.seq(d), mask, hits) < 2 {
+            return 0.0;
+        }
+        // (the pairs held: bit `i` for `q.pairs[i]`, or a list past 64 pairs)
+        let few = q.pairs.len() <= 64;
+        let mut bits = 0u64;
         held.clear();
-        for field in s.seq(d).split(|&t| t == SEQ_BREAK) {
-            hits.clear();
-            hits.extend(
-                field
-                    .iter()
-                    .enumerate()
-                    .filter(|&(_, &t)| mask[(t as usize / 64) % 16] >> (t % 64) & 1 == 1)
-                    .map(|(i, &t)| (i, t)),
-            );
-            for (j, &(i, a)) in hits.iter().enumerate() {
-                for &(k, b) in &hits[j + 1..] {
-                    if k - i > window {
-                        break;
+        for (j, &(i, a)) in hits.iter().enumerate() {
+            if a == SEQ_BREAK {
+                continue;
+            }
+            for &(k, b) in &hits[j + 1..] {
+                if k - i > window || b == SEQ_BREAK {
+                    break;
+                }
+                if a == b {
+                    continue;
+                }
+                let key = pair_key(a, b);
+                let at = keys.partition_point(|x| x.0 < key);
+                for x in keys[at..].iter().take_while(|x| x.0 == key) {
+                    if few {
+                        bits |= 1 << x.1;
+                    } else {
+                        held.push(x.1);
                     }
-                    if a == b {
-                        continue;
-                    }
-                    let key = pair_key(a, b);
-                    let at = keys.partition_point(|x| x.0 < key);
-                    held.extend(keys[at..].iter().take_while(|x| x.0 == key).map(|x| x.1));
                 }
             }
         }
-        held.sort_unstable();
-        held.dedup();
         // (from +0: no pair held is a bonus of 0, never -0)
-        held.iter().fold(0.0, |sum, &i| sum + q.pairs[i].weight)
+        let mut sum = 0.0;
+        if few {
+            while bits != 0 {
+                sum += q.pairs[bits.trailing_zeros() as usize].weight;
+                bits &= bits - 1;
+            }
+        } else {
+            held.sort_unstable();
+            held.dedup();
+            for &i in held.iter() {
+                sum += q.pairs[i].weight;
+            }
+        }
+        sum
     }
 }

@@ -233,18 +233,21 @@ impl SearchIndex {
         lens: &std::ops::RangeInclusive<usize>,
     ) -> Option<Vec<u32>> {
         let mut q = [0 as char; AUTOMATON_MAX_CHARS];
+        let mut at = [text.len(); AUTOMATON_MAX_CHARS + 1];
         let mut m = 0;
-        for c in text.chars() {
+        for (i, c) in text.char_indices() {
             if m == AUTOMATON_MAX_CHARS {
                 return None;
             }
             q[m] = c;
+            at[m] = i;
             m += 1;
         }
         let mut walk = Walk {
             ix: self,
             text,
             q: &q[..m],
+            at: &at[..=m],
             lens,
             out: Vec::new(),
         };
@@ -278,6 +281,8 @@ struct Walk<'a> {
     ix: &'a SearchIndex,
     text: &'a str,
     q: &'a [char],
+    /// The byte offset in `text` of each character of `q`, and `text`'s length.
+    at: &'a [usize],
     lens: &'a std::ops::RangeInclusive<usize>,
     out: Vec<u32>,
 }
@@ -352,16 +357,65 @@ impl Walk<'_> {
         }
     }
 
-    /// Node `r` (the terms sharing their first `k` bytes) in state `s`.
+    /// Node `r` (the terms sharing their first `k` bytes) in state `s`, past the edit (not
+    /// `exact`): what follows is fixed, `q[i..]` for each `i` of `s.ones` and `q[s.swap]`
+    /// then `q[s.swap + 2..]` for a pending transposition, so each is looked up directly
+    /// ([`Walk::follow`]) instead of walked node by node. These strings differ (by length, or
+    /// in their first character: a transposition is pending only where `q[i] != q[i + 1]`),
+    /// so each term is found at most once, as by the walk.
+    #[inline(never)]
+    fn rests(&mut self, r: Range<u32>, k: usize, s: State) {
+        let bytes = self.text.as_bytes();
+        let mut bits = s.ones;
+        while bits != 0 {
+            let i = bits.trailing_zeros() as usize;
+            bits &= bits - 1;
+            self.follow(r.clone(), k, &bytes[self.at[i]..], &[]);
+        }
+        if s.swap != NO_SWAP {
+            let i = s.swap;
+            self.follow(
+                r,
+                k,
+                &bytes[self.at[i]..self.at[i + 1]],
+                &bytes[self.at[i + 2]..],
+            );
+        }
+    }
+
+    /// The term of node `r` (the terms sharing their first `k` bytes) followed by the bytes
+    /// `a` then `b`, if a typo candidate: of a length in `lens`, in two skills or more.
+    #[inline]
+    fn follow(&mut self, mut r: Range<u32>, mut k: usize, a: &[u8], b: &[u8]) {
+        let ix = self.ix;
+        let len = k + a.len() + b.len();
+        if !self.lens.contains(&len) {
+            return;
+        }
+        for &c in a.iter().chain(b) {
+            r = ix.narrow(r, k, c);
+            if r.is_empty() {
+                return;
+            }
+            k += 1;
+        }
+        if ix.term_len(r.start) == len && ix.range(r.start).len() >= 2 {
+            self.out.push(r.start);
+        }
+    }
+
+    /// Node `r` (the terms sharing their first `k` bytes) in state `s`, on `q`'s own path
+    /// (`exact`): every child is stepped into, those past the edit by [`Walk::rests`].
     fn node(&mut self, r: Range<u32>, k: usize, s: State) {
-        let (q, m) = (self.q, self.q.len());
+        debug_assert!(s.exact);
+        let m = self.q.len();
         let ix = self.ix;
         if r.len() <= FEW as usize {
             self.check(r);
             return;
         }
         // its own term: `q` (no edit), `q` without its last character, or one edit done
-        if ((s.exact && s.d + 1 >= m) || s.ones >> m & 1 == 1)
+        if (s.d + 1 >= m || s.ones >> m & 1 == 1)
             && self.lens.contains(&k)
             && ix.term_len(r.start) == k
             && ix.range(r.start).len() >= 2
@@ -371,81 +425,45 @@ impl Walk<'_> {
         if k >= *self.lens.end() {
             return;
         }
-        if s.exact {
-            // every child character
-            let bytes = ix.terms.as_bytes();
-            let mut a = r.start;
-            if ix.term_len(a) == k {
-                a += 1;
-            }
-            while a < r.end {
-                let (start, _) = ix.span(a);
-                // (`k` bytes down the trie: a character boundary of every term of the node)
-                let Some(x) = ix.terms.get(start + k..).and_then(|t| t.chars().next()) else {
-                    break;
-                };
-                let w = x.len_utf8();
-                let x_bytes = &bytes[start + k..start + k + w];
-                let lead = x_bytes[0];
-                let end = if w == 1 {
-                    match ix.narrow_by_table(&r, k, lead) {
-                        Some(child) => child.end,
-                        None => ix.run_end(a, r.end, |i| ix.key_at(i, k) == i32::from(lead)),
-                    }
-                } else {
-                    ix.run_end(a, r.end, |i| {
-                        let (s, e) = ix.span(i);
-                        e >= s + k + w && &bytes[s + k..s + k + w] == x_bytes
-                    })
-                };
-                if end - a <= FEW && self.text.as_bytes().get(k..k + w) != Some(x_bytes) {
-                    // off `q`'s path: a few terms, checked
-                    self.check(a..end);
-                    a = end;
-                    continue;
-                }
-                let next = self.step(s, x);
-                let child = a..end;
-                a = end;
-                if next.exact || next.ones != 0 || next.swap != NO_SWAP {
-                    self.node(child, k + w, next);
-                }
-            }
-        } else {
-            // only the characters that can follow, each once
-            let mut chars = [0 as char; 8];
-            let mut n = 0;
-            let mut push = |c: char| {
-                if !chars[..n].contains(&c) && n < chars.len() {
-                    chars[n] = c;
-                    n += 1;
-                }
+        // every child character
+        let bytes = ix.terms.as_bytes();
+        let mut a = r.start;
+        if ix.term_len(a) == k {
+            a += 1;
+        }
+        while a < r.end {
+            let (start, _) = ix.span(a);
+            // (`k` bytes down the trie: a character boundary of every term of the node)
+            let Some(x) = ix.terms.get(start + k..).and_then(|t| t.chars().next()) else {
+                break;
             };
-            let mut bits = s.ones & !(1 << m);
-            while bits != 0 {
-                push(q[bits.trailing_zeros() as usize]);
-                bits &= bits - 1;
-            }
-            if s.swap != NO_SWAP {
-                push(q[s.swap]);
-            }
-            for &c in &chars[..n] {
-                let mut buf = [0u8; 4];
-                let mut child = r.clone();
-                let mut kk = k;
-                for &byte in c.encode_utf8(&mut buf).as_bytes() {
-                    child = ix.narrow(child, kk, byte);
-                    kk += 1;
-                    if child.is_empty() {
-                        break;
-                    }
+            let w = x.len_utf8();
+            let x_bytes = &bytes[start + k..start + k + w];
+            let lead = x_bytes[0];
+            let end = if w == 1 {
+                match ix.narrow_by_table(&r, k, lead) {
+                    Some(child) => child.end,
+                    None => ix.run_end(a, r.end, |i| ix.key_at(i, k) == i32::from(lead)),
                 }
-                if !child.is_empty() {
-                    let next = self.step(s, c);
-                    if next.ones != 0 {
-                        self.node(child, kk, next);
-                    }
-                }
+            } else {
+                ix.run_end(a, r.end, |i| {
+                    let (s, e) = ix.span(i);
+                    e >= s + k + w && &bytes[s + k..s + k + w] == x_bytes
+                })
+            };
+            if end - a <= FEW && self.text.as_bytes().get(k..k + w) != Some(x_bytes) {
+                // off `q`'s path: a few terms, checked
+                self.check(a..end);
+                a = end;
+                continue;
+            }
+            let next = self.step(s, x);
+            let child = a..end;
+            a = end;
+            if next.exact {
+                self.node(child, k + w, next);
+            } else {
+                self.rests(child, k + w, next);
             }
         }
     }
