@@ -747,6 +747,11 @@ impl SearchIndex {
         let mut pairs = PairScorer::new(q);
         let mut top: Vec<(usize, f64, f64, u64)> = Vec::with_capacity(limit + 1);
         for c in candidates.iter() {
+            // (a skill whose key with all its pairs cannot reach the `limit`-th kept, with its
+            // pairs, cannot be among the best: its pairs are not looked at)
+            if top.len() == limit && !reaches(c.key + c.bound, top[limit - 1].1) {
+                continue;
+            }
             let (mut key, mut score) = (c.key, c.score);
             let bound = |c: &Candidate| {
                 if c.bound == 0.0 {
