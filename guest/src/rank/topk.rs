@@ -200,6 +200,10 @@ fn put_bit(bits: &mut Bits, l: usize, flag: bool) {
     bits[(l >> 6) & (BITS - 1)] |= u64::from(flag) << (l & 63);
 }
 
+/// A slot's other alternatives with postings left, by their next document: (document,
+/// alternative), the least first.
+type Waiting = BinaryHeap<Reverse<(usize, usize)>>;
+
 /// The postings in the window `start..end` of the alternatives of `slot` other than its
 /// main one (`cursor`: the slot's cursors; `waiting`: those with postings left by their next
 /// document, when kept): the best value per skill, and the skills touched, in a describing
@@ -212,7 +216,7 @@ fn read_others(
     slot: &Slot,
     main: usize,
     (cursor, rows): (&mut [Cursor], &[Option<DenseRow>]),
-    waiting: Option<&mut BinaryHeap<Reverse<(usize, usize)>>>,
+    waiting: Option<&mut Waiting>,
     (start, end): (usize, usize),
     best: &mut [f64; WINDOW],
     (in_slot, in_slot_describing): (&mut Bits, &mut Bits),
@@ -477,7 +481,7 @@ impl SearchIndex {
         // without looking at them (a typo or a prefix can have hundreds of rare ones). (In a
         // few windows, looking at each is cheaper than keeping the heap.)
         let many_windows = self.n_docs > 4 * WINDOW;
-        let mut waiting: Vec<Option<BinaryHeap<Reverse<(usize, usize)>>>> = q
+        let mut waiting: Vec<Option<Waiting>> = q
             .slots
             .iter()
             .enumerate()
