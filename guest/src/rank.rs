@@ -252,9 +252,11 @@ struct Query {
 ///
 /// Layout (a few flat arrays, so that the engine's memory holds about 10 bytes per posting):
 /// terms are numbered in sorted order; the postings of term `t` are
-/// `offsets[t]..offsets[t + 1]` of `docs` (document number and flag, [`DocIds`]) and `sat`
-/// (saturated BM25F frequency), by document; their per-field frequencies, needed only by
-/// `explain`, are packed in `tf_bytes` (see [`encode_tf`]) from `tf_offsets[t]`.
+/// `offsets[t]..offsets[t + 1]` of `docs` (document number and flag, [`DocIds`]), by
+/// document; their `sat` (saturated BM25F frequency) is in `sat`, or, for a term in at least
+/// half the documents, in its dense row of one value per document (`dense`); their per-field
+/// frequencies, needed only by `explain`, are packed in `tf_bytes` (see [`encode_tf`]) from
+/// `tf_offsets[t]`.
 #[derive(Debug, Default)]
 pub struct SearchIndex {
     params: Params,

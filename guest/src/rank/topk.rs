@@ -5,27 +5,29 @@
 //! The postings of the request's alternatives are read window by window ([`WINDOW`]
 //! documents), slot by slot in the request's order, into a per-window accumulator: the same
 //! sums, to the bit, as [`raw_scores`]. Within a slot, the alternatives other than its longest
-//! keep their best per skill first; the longest is read last and adds the slot's share (its own
-//! posting or that best, whichever is larger) at once, so most postings are added in one
-//! pass. Each skill of a window is finalised ([`finalise`]) and its sort key without pairs
-//! kept among the `limit` best seen (`theta`: the `limit`-th, a lower bound of the final
-//! `limit`-th key). Pairs add at most the weights of the request pairs whose two words the
-//! skill matched (pairs are exact terms); a skill whose key plus that bound cannot reach
-//! `theta` cannot be among the best and is dropped at once. The rest get their pairs as
-//! [`score_all`] gives them (when their key plus the pairs' bound reaches the final `limit`-th
-//! key) and the best `limit` are kept in [`order`]; the request words each matched are known
-//! from the slots that touched it.
+//! keep their best per skill first ([`read_others`]; in a collection of many windows, those
+//! waiting for a later window are kept in a heap by their next document and not looked at);
+//! the longest is read last and adds the slot's share (its own posting or that best,
+//! whichever is larger) at once. A term in at least half the skills has a dense row
+//! ([`DenseRows`]): its window is added in one vector pass ([`add_dense`]) instead of posting by
+//! posting. Each slot keeps the window's skills it matched, and those it matched in a
+//! describing field, as bit sets: a window's touched skills, their matched-word counts and
+//! their [`Class`] (what bounds their key: pairs, the evidence factor) come from counting
+//! over those sets 64 skills at a time.
 //!
-//! A skill whose raw share (plus what pairs can add, nothing without two describing words)
-//! cannot reach `theta` is dropped before it is finalised, most by one comparison of its raw
-//! score with a cut kept with `theta` ([`raw_cut`]): most skills touched are never scored. An
-//! alternative with no posting in a window is passed over with one comparison ([`Cursor`]).
-//! MaxScore's split of the slots into essential and non-essential ones (the latter read only
-//! for skills an essential slot touched) was built and measured, and removed: it never skipped
-//! reading a posting and cost more than it saved (natively 0.4% more instructions on the
-//! combined corpus, 2.7% more on the generated 10,000), because on these collections the
-//! `limit`-th key stays far below what the weakest slots can add; looking skills up in the
-//! non-essential lists instead was slower still (docs/performance.md).
+//! A skill whose raw score is below its class's cut ([`raw_cut`] of `theta`, the `limit`-th
+//! key without pairs so far, a lower bound of the final `limit`-th key) cannot be among the
+//! best: the cuts are tested 64 skills at a time while their scores are taken from the window
+//! ([`take_at_least`]), so most skills touched are never looked at one by one. The others are
+//! finalised ([`finalise`]) in document order and their keys kept among the `limit` best; a
+//! skill that may hold pairs (two request words matched in describing fields) is kept as a
+//! candidate while its key plus the pairs' room can reach `theta`. At the end, the candidates
+//! get their pairs as [`score_all`] gives them, unless their key plus what their own pairs can
+//! add (the pairs whose two words they matched) cannot reach the final `limit`-th key or the
+//! `limit`-th kept, and the best `limit` are kept in [`order`]; the request words each matched
+//! are known from the slots that touched it. MaxScore's split of the slots into essential and
+//! non-essential ones was built, measured and removed: on these collections it never skipped
+//! reading a posting and cost more than it saved (docs/performance.md).
 //!
 //! The answers are those of [`rank`] and [`matched`]: the same skills, order and scores (a
 //! bound drops a skill only when below `theta` by a relative margin, so a sum added in
