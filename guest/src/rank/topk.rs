@@ -331,42 +331,49 @@ fn add_dense(weight: f64, idf: f64, row: &[f32], total: &mut [f64], best: Option
 }
 
 /// Of 64 raw scores (a word of a window's documents), those at least `cut[c]`, a bit each,
-/// for each `c`; the scores are moved to `out`, leaving zeros.
+/// for each `c` that is `needed` (`0` for the others); the scores are moved to `out`, leaving
+/// zeros.
 #[inline(never)]
-fn take_at_least(total: &mut [f64; 64], cut: [f64; 3], out: &mut [f64; 64]) -> [u64; 3] {
+fn take_at_least(
+    total: &mut [f64; 64],
+    cut: [f64; 3],
+    needed: [bool; 3],
+    out: &mut [f64; 64],
+) -> [u64; 3] {
     out.copy_from_slice(total);
     *total = [0.0; 64];
+    let mut g = [0u64; 3];
+    for ((g, cut), needed) in g.iter_mut().zip(cut).zip(needed) {
+        if needed {
+            *g = at_least(out, cut);
+        }
+    }
+    g
+}
+
+/// Of 64 raw scores, those at least `cut`, a bit each.
+#[inline(always)]
+fn at_least(total: &[f64; 64], cut: f64) -> u64 {
     #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
     {
         use core::arch::wasm32::{f64x2, f64x2_ge, f64x2_splat, i64x2_bitmask};
-        let c = [
-            f64x2_splat(cut[0]),
-            f64x2_splat(cut[1]),
-            f64x2_splat(cut[2]),
-        ];
-        let mut g = [0u64; 3];
+        let c = f64x2_splat(cut);
+        let mut g = 0u64;
         // (eight scores an iteration: an eighth of the loop's interruption checks)
-        for (i, t) in out.chunks_exact(8).enumerate() {
-            let mut b = [0u8; 3];
+        for (i, t) in total.chunks_exact(8).enumerate() {
+            let mut b = 0u8;
             for j in 0..4 {
-                let x = f64x2(t[2 * j], t[2 * j + 1]);
-                for (b, c) in b.iter_mut().zip(&c) {
-                    *b |= i64x2_bitmask(f64x2_ge(x, *c)) << (2 * j);
-                }
+                b |= i64x2_bitmask(f64x2_ge(f64x2(t[2 * j], t[2 * j + 1]), c)) << (2 * j);
             }
-            for (g, b) in g.iter_mut().zip(b) {
-                *g |= u64::from(b) << (8 * i);
-            }
+            g |= u64::from(b) << (8 * i);
         }
         g
     }
     #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
     {
-        let mut g = [0u64; 3];
-        for (j, &t) in out.iter().enumerate() {
-            for (g, c) in g.iter_mut().zip(cut) {
-                *g |= u64::from(t >= c) << j;
-            }
+        let mut g = 0u64;
+        for (j, &t) in total.iter().enumerate() {
+            g |= u64::from(t >= cut) << j;
         }
         g
     }
@@ -677,12 +684,13 @@ impl SearchIndex {
                 // as it is now (it only grows: a skill below it is below the cut of any later
                 // moment), 64 at a time.
                 let at = k << 6;
+                let single = !(paired | full);
                 let g = take_at_least(
                     (&mut total[at..at + 64]).try_into().expect("64 scores"),
                     keys.cut,
+                    [full, paired, single].map(|c| c & touched != 0),
                     &mut raw,
                 );
-                let single = !(paired | full);
                 let mut pass = touched
                     & (full & g[Class::Full as usize]
                         | paired & g[Class::Paired as usize]
