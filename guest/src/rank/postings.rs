@@ -311,7 +311,7 @@ impl SearchIndex {
         let n_terms = self.term_ends.len() as u32;
         let (_, rows) = self.sparse_and_rows();
         // (whole windows of bits: a window's words are read without a check)
-        let words = n.div_ceil(1024) * 16;
+        let words = n.div_ceil(topk::WINDOW) * topk::BITS;
         let mut d = DenseRows {
             values: std::mem::take(&mut self.dense.values),
             row_of: vec![u32::MAX; n_terms as usize],

@@ -41,7 +41,7 @@ use std::collections::BinaryHeap;
 use std::collections::binary_heap::PeekMut;
 
 /// Documents per window (a power of two).
-const WINDOW: usize = 1024;
+pub(super) const WINDOW: usize = 1024;
 
 /// Largest `limit` served by top-k retrieval; a larger one is ranked exhaustively (pruning
 /// gains little when most matching skills are returned).
@@ -59,7 +59,7 @@ fn reaches(bound: f64, theta: f64) -> bool {
 }
 
 /// Words of a window's bit sets (one bit a document).
-const BITS: usize = WINDOW / 64;
+pub(super) const BITS: usize = WINDOW / 64;
 
 /// A set of a window's documents, one bit each: setting one is a store without a branch, and
 /// its members come out in document order.
@@ -381,7 +381,8 @@ fn at_least(total: &[f64; 64], cut: f64) -> u64 {
 
 impl SearchIndex {
     /// Derive what queries need beyond the stored arrays (after a build or a restore): the
-    /// typo candidates' character signatures.
+    /// typo candidates' character signatures, the vocabulary's look-up tables and the dense
+    /// rows' sets.
     pub(crate) fn with_derived(mut self) -> Self {
         self.typo_sig = self
             .typo_by_len
