@@ -112,9 +112,10 @@ struct Candidate {
     mask: u64,
     key: f64,
     score: f64,
-    /// What its pairs can add to its key at most, over all the request's pairs (`0.0`: it
-    /// holds none).
+    /// What its pairs can add to its key at most, by its class (`0.0`: it holds none).
     bound: f64,
+    /// Whether it is of [`Class::OnePair`] (its bound is that of one pair).
+    one_pair: bool,
 }
 
 /// The `limit` best sort keys (without pairs) seen, best first.
@@ -126,23 +127,30 @@ struct Keys {
     theta: f64,
     /// The raw score below which a skill cannot reach `theta` ([`raw_cut`] of `theta`, kept
     /// up to date), by its [`Class`].
-    cut: [f64; 3],
-    /// What the cuts are taken from: the pairs' bound, the request's ceiling and the evidence
-    /// factor of a skill of one matched word or none in a describing field ([`finalise`]).
+    cut: [f64; 4],
+    /// What the cuts are taken from: the pairs' room of a skill of three or more words in
+    /// describing fields (all pairs) and of one of two (one pair), the request's ceiling and
+    /// the evidence factor of a skill of one matched word or none in a describing field
+    /// ([`finalise`]).
     room: f64,
+    room_one: f64,
     max: f64,
     single: f64,
 }
 
 /// What bounds a skill's key, by the request words it matched ([`finalise`], [`with_pairs`]):
-/// two or more in describing fields (it may hold pairs: the cut with their room); else two or
-/// more with one in a describing field (an evidence factor of 1); else the single word's
-/// factor. (An index into [`Keys::cut`].)
-#[derive(Clone, Copy)]
+/// three or more in describing fields (it may hold any pairs: the cut with their room);
+/// exactly two (it may hold the pair of those two words only, besides the pairs of words
+/// that are not slots of their own: the cut with the room of one pair); else two or more
+/// with one in a describing field (an evidence factor of 1); else the single word's factor.
+/// (An index into [`Keys::cut`].) A pair is held in a name or a description, both
+/// describing fields: its two words are among those the skill matched there.
+#[derive(Clone, Copy, PartialEq)]
 enum Class {
     Full = 0,
     Paired = 1,
     Single = 2,
+    OnePair = 3,
 }
 
 /// The raw score below which a skill's key, at most `(raw / max + room) * evidence_max`, fails
@@ -186,13 +194,19 @@ impl Keys {
             self.best.insert(at, key);
         }
         if self.seen > self.limit && self.theta != self.best[self.limit - 1] {
-            self.theta = self.best[self.limit - 1];
-            self.cut = [
-                raw_cut(self.theta, 0.0, self.max, 1.0),
-                raw_cut(self.theta, self.room, self.max, 1.0),
-                raw_cut(self.theta, 0.0, self.max, self.single),
-            ];
+            self.set_theta(self.best[self.limit - 1]);
         }
+    }
+
+    /// `theta` and the cuts taken from it.
+    fn set_theta(&mut self, theta: f64) {
+        self.theta = theta;
+        self.cut = [
+            raw_cut(theta, 0.0, self.max, 1.0),
+            raw_cut(theta, self.room, self.max, 1.0),
+            raw_cut(theta, 0.0, self.max, self.single),
+            raw_cut(theta, self.room_one, self.max, 1.0),
+        ];
     }
 }
 
@@ -281,6 +295,44 @@ fn read_others(
     others
 }
 
+/// Adds a slot (weight `weight`) whose main alternative (factor `idf`) has no dense row to
+/// the window's raw scores, posting by posting from cursor `c` to the window's `end`, as
+/// [`add_slot`] sums it: with `best` (the best value of the slot's other alternatives per
+/// skill, cleared as it is read), the larger of the two; the skills it matched put in `pres`,
+/// and those it matched in a describing field in `desc`. (Not inlined: on its own, the
+/// compiled loop keeps its arrays and factors in registers.)
+#[inline(never)]
+fn add_sparse(
+    docs: &DocIds,
+    c: &mut Cursor,
+    (start, end): (usize, usize),
+    (weight, idf): (f64, f64),
+    total: &mut [f64; WINDOW],
+    best: Option<&mut [f64; WINDOW]>,
+    (pres, desc): (&mut Bits, &mut Bits),
+) {
+    match best {
+        Some(best) => docs.read_below(c, end, |d, m, sat| {
+            let l = (d - start) & (WINDOW - 1);
+            // (`max` and `or`: the same value whatever the order of alternatives)
+            let mut c = idf * f64::from(sat);
+            if best[l] > c {
+                c = best[l];
+            }
+            total[l] += weight * c;
+            best[l] = 0.0;
+            set_bit(pres, l);
+            put_bit(desc, l, m);
+        }),
+        None => docs.read_below(c, end, |d, m, sat| {
+            let l = (d - start) & (WINDOW - 1);
+            total[l] += weight * (idf * f64::from(sat));
+            set_bit(pres, l);
+            put_bit(desc, l, m);
+        }),
+    }
+}
+
 /// Adds a slot (weight `weight`) whose main alternative (factor `idf`) has a dense row (`row`,
 /// the window's part of it) to the window's raw scores in one pass, as [`add_slot`] sums it:
 /// with `best` (the best value of the slot's other alternatives per skill), the
@@ -336,13 +388,13 @@ fn add_dense(weight: f64, idf: f64, row: &[f32], total: &mut [f64], best: Option
 #[inline(never)]
 fn take_at_least(
     total: &mut [f64; 64],
-    cut: [f64; 3],
-    needed: [bool; 3],
+    cut: [f64; 4],
+    needed: [bool; 4],
     out: &mut [f64; 64],
-) -> [u64; 3] {
+) -> [u64; 4] {
     out.copy_from_slice(total);
     *total = [0.0; 64];
-    let mut g = [0u64; 3];
+    let mut g = [0u64; 4];
     for ((g, cut), needed) in g.iter_mut().zip(cut).zip(needed) {
         if needed {
             *g = at_least(out, cut);
@@ -440,6 +492,27 @@ impl SearchIndex {
                 )
             })
             .collect();
+        // The room of one pair: the largest pair of two word slots, plus the others (a pair
+        // whose word is not the first alternative of a word slot of its own, or past the
+        // 64th).
+        let room_one = {
+            let is_word_pair = |bits: u64| {
+                bits != 0
+                    && q.slots
+                        .iter()
+                        .enumerate()
+                        .all(|(i, s)| s.word || slot_bit(i) & bits == 0)
+            };
+            let (mut largest, mut others) = (0.0f64, 0.0f64);
+            for &(w, bits) in &pair_slots {
+                if is_word_pair(bits) {
+                    largest = largest.max(w);
+                } else {
+                    others += w;
+                }
+            }
+            largest + others
+        };
         let pairs_bound = |mask: u64| -> f64 {
             pair_slots
                 .iter()
@@ -526,8 +599,9 @@ impl SearchIndex {
             best: Vec::with_capacity(limit + 1),
             seen: 0,
             theta: f64::NEG_INFINITY,
-            cut: [f64::NEG_INFINITY; 3],
+            cut: [f64::NEG_INFINITY; 4],
             room: pair_bound,
+            room_one,
             max: q.max,
             single: if q.words >= 2 {
                 params.single_word_factor
@@ -598,28 +672,15 @@ impl SearchIndex {
                 } else {
                     let c = &mut cursor[first_alt[i] + main];
                     if c.next < end {
-                        if others {
-                            self.docs.read_below(c, end, |d, m, sat| {
-                                let l = (d - start) & (WINDOW - 1);
-                                // (`max` and `or`: the same value whatever the order of
-                                // alternatives)
-                                let mut c = idf * f64::from(sat);
-                                if best[l] > c {
-                                    c = best[l];
-                                }
-                                total[l] += weight * c;
-                                best[l] = 0.0;
-                                set_bit(pres, l);
-                                put_bit(desc, l, m);
-                            });
-                        } else {
-                            self.docs.read_below(c, end, |d, m, sat| {
-                                let l = (d - start) & (WINDOW - 1);
-                                total[l] += weight * (idf * f64::from(sat));
-                                set_bit(pres, l);
-                                put_bit(desc, l, m);
-                            });
-                        }
+                        add_sparse(
+                            &self.docs,
+                            c,
+                            (start, end),
+                            (weight, idf),
+                            total,
+                            others.then_some(&mut **best),
+                            (pres, desc),
+                        );
                     }
                     if others {
                         // The skills only another alternative touched.
@@ -642,9 +703,10 @@ impl SearchIndex {
                 }
             }
             // The window's skills, in document order, 64 at a time: those any slot matched,
-            // and their [`Class`]es, from counts to two of the request words they matched, in
+            // and their [`Class`]es, from counts to three of the request words they matched, in
             // describing fields and in all (over the slots' sets, a bit a skill).
             let (mut touched_w, mut one_w, mut two_w) = ([0u64; BITS], [0u64; BITS], [0u64; BITS]);
+            let mut three_w = [0u64; BITS];
             let (mut any_one_w, mut any_two_w) = ([0u64; BITS], [0u64; BITS]);
             for (i, slot) in q.slots.iter().enumerate() {
                 let (p, d) = (&present[i], &describing[i]);
@@ -657,6 +719,7 @@ impl SearchIndex {
                 }
                 if slot.word {
                     for k in 0..BITS {
+                        three_w[k] |= two_w[k] & d[k];
                         two_w[k] |= one_w[k] & d[k];
                         one_w[k] |= d[k];
                         any_two_w[k] |= any_one_w[k] & p[k];
@@ -667,11 +730,13 @@ impl SearchIndex {
             for k in 0..len.div_ceil(64) {
                 let (touched, one, two) = (touched_w[k], one_w[k], two_w[k]);
                 let any_two = any_two_w[k];
-                let paired = two;
-                let full = !paired & if q.words >= 2 { any_two & one } else { !0 };
+                let (paired, one_pair) = (three_w[k], two & !three_w[k]);
+                let full = !two & if q.words >= 2 { any_two & one } else { !0 };
                 let class = |b: usize| {
                     if paired >> b & 1 != 0 {
                         Class::Paired
+                    } else if one_pair >> b & 1 != 0 {
+                        Class::OnePair
                     } else if full >> b & 1 != 0 {
                         Class::Full
                     } else {
@@ -685,17 +750,18 @@ impl SearchIndex {
                 // as it is now (it only grows: a skill below it is below the cut of any later
                 // moment), 64 at a time.
                 let at = k << 6;
-                let single = !(paired | full);
+                let single = !(two | full);
                 let g = take_at_least(
                     (&mut total[at..at + 64]).try_into().expect("64 scores"),
                     keys.cut,
-                    [full, paired, single].map(|c| c & touched != 0),
+                    [full, paired, single, one_pair].map(|c| c & touched != 0),
                     &mut raw,
                 );
                 let mut pass = touched
                     & (full & g[Class::Full as usize]
                         | paired & g[Class::Paired as usize]
-                        | single & g[Class::Single as usize]);
+                        | single & g[Class::Single as usize]
+                        | one_pair & g[Class::OnePair as usize]);
                 keys.seen += (touched & !pass).count_ones() as usize;
                 if pass == 0 {
                     continue;
@@ -723,9 +789,12 @@ impl SearchIndex {
                         keys.seen += 1;
                         continue;
                     }
-                    let paired = matches!(class, Class::Paired);
                     let theta = keys.theta();
-                    let pairs_room = if !paired { 0.0 } else { pair_bound };
+                    let pairs_room = match class {
+                        Class::Paired => pair_bound,
+                        Class::OnePair => room_one,
+                        _ => 0.0,
+                    };
                     // Its key is at most its share times the largest evidence factor, plus
                     // the pairs: below `theta`, it changes neither the best keys nor the
                     // answer.
@@ -747,6 +816,7 @@ impl SearchIndex {
                             key,
                             score,
                             bound,
+                            one_pair: class == Class::OnePair,
                         });
                     }
                 }
@@ -769,22 +839,26 @@ impl SearchIndex {
             }
             let (mut key, mut score) = (c.key, c.score);
             let bound = |c: &Candidate| {
-                if c.bound == 0.0 {
-                    0.0
-                } else if q.slots.len() > 64 {
-                    pair_bound
+                if c.bound == 0.0 || c.one_pair || q.slots.len() > 64 {
+                    c.bound
                 } else {
                     pairs_bound(c.mask)
                 }
             };
             if !q.pairs.is_empty()
-                && c.key + pair_bound >= threshold
+                && reaches(c.key + c.bound, threshold)
                 && reaches(c.key + bound(c), threshold)
                 && let Some((s, k)) = with_pairs(self, q, &mut pairs, c.raw, c.words, c.doc)
             {
                 (score, key) = (s, k);
             }
-            if top.len() == limit && top[limit - 1].1 > key {
+            // (after the last kept: ties of the last kept's key, often copies of one skill,
+            // are told by one comparison)
+            if top.len() == limit
+                && (top[limit - 1].1 > key
+                    || order(self, (top[limit - 1].0, top[limit - 1].1), (c.doc, key))
+                        == Ordering::Less)
+            {
                 continue;
             }
             let at =
