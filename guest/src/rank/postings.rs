@@ -176,15 +176,20 @@ impl DocIds {
             end: usize,
             f: impl FnMut(usize, bool, f32),
         ) -> usize {
-            // The count below `end` first (galloping, then bisecting), so that the loop over
-            // them has no exit of its own.
-            let mut hi = 1;
-            while hi < v.len() && v[hi - 1].doc() < end {
-                hi *= 2;
-            }
-            let lo = hi / 2;
-            let hi = hi.min(v.len());
-            let n = lo + v[lo..hi].partition_point(|d| d.doc() < end);
+            // The count below `end` first (all of them when the last is, as for most of a
+            // rare term's; else galloping, then bisecting), so that the loop over them has no
+            // exit of its own.
+            let n = if v.last().is_some_and(|d| d.doc() < end) {
+                v.len()
+            } else {
+                let mut hi = 1;
+                while hi < v.len() && v[hi - 1].doc() < end {
+                    hi *= 2;
+                }
+                let lo = hi / 2;
+                let hi = hi.min(v.len());
+                lo + v[lo..hi].partition_point(|d| d.doc() < end)
+            };
             match sats {
                 Sats::Each(s) => each_of(&v[..n], &s[..n], f),
                 Sats::ByDoc(row) => each_by_doc(&v[..n], row, f),

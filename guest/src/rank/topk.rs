@@ -210,6 +210,13 @@ impl Keys {
     }
 }
 
+/// Whether kept skill `h` (document, key, ...) comes before document `doc` of key `key` in
+/// [`order`], whose ties (broken by priority and path) are looked at only for equal keys.
+#[inline(always)]
+fn kept_before(s: &SearchIndex, h: &(usize, f64, f64, u64), doc: usize, key: f64) -> bool {
+    h.1 > key || h.1 == key && order(s, (h.0, h.1), (doc, key)) == Ordering::Less
+}
+
 /// `bits |= flag << (l % 64)` at `l`'s word: a store without a branch.
 #[inline]
 fn put_bit(bits: &mut Bits, l: usize, flag: bool) {
@@ -852,17 +859,13 @@ impl SearchIndex {
             {
                 (score, key) = (s, k);
             }
-            // (after the last kept: ties of the last kept's key, often copies of one skill,
-            // are told by one comparison)
-            if top.len() == limit
-                && (top[limit - 1].1 > key
-                    || order(self, (top[limit - 1].0, top[limit - 1].1), (c.doc, key))
-                        == Ordering::Less)
-            {
+            // ([`order`]: by key, then ties broken by priority and path, only looked at for
+            // equal keys; after the last kept, a tie of the last kept's key, often a copy of
+            // one skill, is told by one comparison)
+            if top.len() == limit && kept_before(self, &top[limit - 1], c.doc, key) {
                 continue;
             }
-            let at =
-                top.partition_point(|h| order(self, (h.0, h.1), (c.doc, key)) == Ordering::Less);
+            let at = top.partition_point(|h| kept_before(self, h, c.doc, key));
             if at < limit {
                 if top.len() == limit {
                     top.pop();
