@@ -318,6 +318,42 @@ fn add_sparse(
     best: Option<&mut [f64; WINDOW]>,
     (pres, desc): (&mut Bits, &mut Bits),
 ) {
+    // (as in [`add_dense`]: a weight of 1 is not multiplied by)
+    if weight == 1.0 {
+        add_sparse_scaled::<true>(
+            docs,
+            c,
+            (start, end),
+            (weight, idf),
+            total,
+            best,
+            (pres, desc),
+        );
+    } else {
+        add_sparse_scaled::<false>(
+            docs,
+            c,
+            (start, end),
+            (weight, idf),
+            total,
+            best,
+            (pres, desc),
+        );
+    }
+}
+
+/// [`add_sparse`], with `weight` known to be 1 when `UNIT`.
+#[inline(always)]
+fn add_sparse_scaled<const UNIT: bool>(
+    docs: &DocIds,
+    c: &mut Cursor,
+    (start, end): (usize, usize),
+    (weight, idf): (f64, f64),
+    total: &mut [f64; WINDOW],
+    best: Option<&mut [f64; WINDOW]>,
+    (pres, desc): (&mut Bits, &mut Bits),
+) {
+    let scale = |x: f64| if UNIT { x } else { weight * x };
     match best {
         Some(best) => docs.read_below(c, end, |d, m, sat| {
             let l = (d - start) & (WINDOW - 1);
@@ -326,14 +362,14 @@ fn add_sparse(
             if best[l] > c {
                 c = best[l];
             }
-            total[l] += weight * c;
+            total[l] += scale(c);
             best[l] = 0.0;
             set_bit(pres, l);
             put_bit(desc, l, m);
         }),
         None => docs.read_below(c, end, |d, m, sat| {
             let l = (d - start) & (WINDOW - 1);
-            total[l] += weight * (idf * f64::from(sat));
+            total[l] += scale(idf * f64::from(sat));
             set_bit(pres, l);
             put_bit(desc, l, m);
         }),
@@ -348,6 +384,24 @@ fn add_sparse(
 /// vector operations each.)
 #[inline(never)]
 fn add_dense(weight: f64, idf: f64, row: &[f32], total: &mut [f64], best: Option<&mut [f64]>) {
+    // (a word's weight is 1, and `1 * x` is `x` to the bit: one multiplication fewer)
+    if weight == 1.0 {
+        add_dense_scaled::<true>(weight, idf, row, total, best);
+    } else {
+        add_dense_scaled::<false>(weight, idf, row, total, best);
+    }
+}
+
+/// [`add_dense`], with `weight` known to be 1 when `UNIT`.
+#[inline(always)]
+fn add_dense_scaled<const UNIT: bool>(
+    weight: f64,
+    idf: f64,
+    row: &[f32],
+    total: &mut [f64],
+    best: Option<&mut [f64]>,
+) {
+    let scale = |x: f64| if UNIT { x } else { weight * x };
     let n = row.len();
     let total = &mut total[..n];
     let (row8, row_rest) = row.split_at(n & !7);
@@ -356,11 +410,11 @@ fn add_dense(weight: f64, idf: f64, row: &[f32], total: &mut [f64], best: Option
         None => {
             for (t, r) in total8.chunks_exact_mut(8).zip(row8.chunks_exact(8)) {
                 for j in 0..8 {
-                    t[j] += weight * (idf * f64::from(r[j]));
+                    t[j] += scale(idf * f64::from(r[j]));
                 }
             }
             for (t, &r) in total_rest.iter_mut().zip(row_rest) {
-                *t += weight * (idf * f64::from(r));
+                *t += scale(idf * f64::from(r));
             }
         }
         Some(best) => {
@@ -371,7 +425,7 @@ fn add_dense(weight: f64, idf: f64, row: &[f32], total: &mut [f64], best: Option
                 if b > c {
                     c = b;
                 }
-                *t += weight * c;
+                *t += scale(c);
             };
             for ((t, r), b) in total8
                 .chunks_exact_mut(8)
@@ -399,9 +453,26 @@ fn take_at_least(
     needed: [bool; 4],
     out: &mut [f64; 64],
 ) -> [u64; 4] {
-    out.copy_from_slice(total);
-    *total = [0.0; 64];
+    // (one loop that reads and clears: not a `memcpy` and a `memset`, which are calls out of
+    // the compiled WebAssembly, each costing more than the 64 values themselves)
+    for (o, t) in out.iter_mut().zip(total.iter_mut()) {
+        *o = std::mem::take(t);
+    }
     let mut g = [0u64; 4];
+    // First against the lowest of the cuts needed: when none reaches it (most windows of a
+    // large collection, once `theta` has grown), one pass instead of one a class.
+    let (mut lowest, mut classes) = (f64::INFINITY, 0);
+    for (&cut, &needed) in cut.iter().zip(&needed) {
+        if needed {
+            classes += 1;
+            if cut < lowest {
+                lowest = cut;
+            }
+        }
+    }
+    if classes > 1 && at_least(out, lowest) == 0 {
+        return g;
+    }
     for ((g, cut), needed) in g.iter_mut().zip(cut).zip(needed) {
         if needed {
             *g = at_least(out, cut);
