@@ -217,6 +217,23 @@ fn kept_before(s: &SearchIndex, h: &(usize, f64, f64, u64), doc: usize, key: f64
     h.1 > key || h.1 == key && order(s, (h.0, h.1), (doc, key)) == Ordering::Less
 }
 
+/// `bits[k] |= row[k]` for the words of `row` (a dense row's set over a window; one `or` a
+/// word, no bounds checks).
+#[inline(always)]
+fn or_into(bits: &mut Bits, row: &[u64]) {
+    for (b, &r) in bits.iter_mut().zip(row) {
+        *b |= r;
+    }
+}
+
+/// `bits[k] = other[k] | row[k]` for the words of `row` (as [`or_into`]).
+#[inline(always)]
+fn or_of(bits: &mut Bits, other: &Bits, row: &[u64]) {
+    for ((b, &o), &r) in bits.iter_mut().zip(other).zip(row) {
+        *b = o | r;
+    }
+}
+
 /// `bits |= flag << (l % 64)` at `l`'s word: a store without a branch.
 #[inline]
 fn put_bit(bits: &mut Bits, l: usize, flag: bool) {
@@ -256,11 +273,9 @@ fn read_others(
                     *b = c;
                 }
             }
-            let k0 = start / 64;
-            for k in 0..len.div_ceil(64) {
-                in_slot[k] |= row.present[k0 + k];
-                in_slot_describing[k] |= row.describing[k0 + k];
-            }
+            let words = start / 64..(start + len).div_ceil(64);
+            or_into(in_slot, &row.present[words.clone()]);
+            or_into(in_slot_describing, &row.describing[words]);
             docs.read_below(c, end, |_, _, _| {});
             return;
         }
@@ -742,11 +757,9 @@ impl SearchIndex {
                             }
                         }
                     }
-                    let k0 = start / 64;
-                    for k in 0..len.div_ceil(64) {
-                        pres[k] = row.present[k0 + k] | in_slot[k];
-                        desc[k] = row.describing[k0 + k] | in_slot_describing[k];
-                    }
+                    let words = start / 64..(start + len).div_ceil(64);
+                    or_of(pres, in_slot, &row.present[words.clone()]);
+                    or_of(desc, in_slot_describing, &row.describing[words]);
                 } else {
                     let c = &mut cursor[first_alt[i] + main];
                     if c.next < end {
