@@ -176,20 +176,8 @@ impl DocIds {
             end: usize,
             f: impl FnMut(usize, bool, f32),
         ) -> usize {
-            // The count below `end` first (all of them when the last is, as for most of a
-            // rare term's; else galloping, then bisecting), so that the loop over them has no
-            // exit of its own.
-            let n = if v.last().is_some_and(|d| d.doc() < end) {
-                v.len()
-            } else {
-                let mut hi = 1;
-                while hi < v.len() && v[hi - 1].doc() < end {
-                    hi *= 2;
-                }
-                let lo = hi / 2;
-                let hi = hi.min(v.len());
-                lo + v[lo..hi].partition_point(|d| d.doc() < end)
-            };
+            // The count below `end` first, so that the loop over them has no exit of its own.
+            let n = below(v, end);
             match sats {
                 Sats::Each(s) => each_of(&v[..n], &s[..n], f),
                 Sats::ByDoc(row) => each_by_doc(&v[..n], row, f),
@@ -207,6 +195,33 @@ impl DocIds {
         };
         c.next = self.doc_at(c.at..c.end);
     }
+
+    /// Moves cursor `c` past its postings whose document is below `end`, reading none (a term
+    /// whose values are read from its dense row).
+    pub(super) fn skip_below(&self, c: &mut Cursor, end: usize) {
+        let range = c.at..c.end;
+        c.at += match self {
+            Self::Narrow(v) => below(&v[range], end),
+            Self::Wide(v) => below(&v[range], end),
+        };
+        c.next = self.doc_at(c.at..c.end);
+    }
+}
+
+/// How many of `v` (sorted by document) are below `end`: all of them when the last is, as for
+/// most of a rare term's; else by galloping, then bisecting.
+#[inline]
+fn below<T: DocId>(v: &[T], end: usize) -> usize {
+    if v.last().is_some_and(|d| d.doc() < end) {
+        return v.len();
+    }
+    let mut hi = 1;
+    while hi < v.len() && v[hi - 1].doc() < end {
+        hi *= 2;
+    }
+    let lo = hi / 2;
+    let hi = hi.min(v.len());
+    lo + v[lo..hi].partition_point(|d| d.doc() < end)
 }
 
 /// `f(document, describes, sat)` for each of `v` with its `sat`, eight at a time: an eighth of

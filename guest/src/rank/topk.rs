@@ -267,16 +267,15 @@ fn read_others(
             // past it.
             let len = end.min(row.values.len()) - start;
             let (values, best) = (&row.values[start..start + len], &mut best[..len]);
+            // (a select, not a conditional store: the loop is vectorised)
             for (b, &v) in best.iter_mut().zip(values) {
                 let c = idf * f64::from(v);
-                if c > *b {
-                    *b = c;
-                }
+                *b = if c > *b { c } else { *b };
             }
             let words = start / 64..(start + len).div_ceil(64);
             or_into(in_slot, &row.present[words.clone()]);
             or_into(in_slot_describing, &row.describing[words]);
-            docs.read_below(c, end, |_, _, _| {});
+            docs.skip_below(c, end);
             return;
         }
         docs.read_below(c, end, |d, m, sat| {
