@@ -394,8 +394,9 @@ fn add_sparse_scaled<const UNIT: bool>(
 /// the window's part of it) to the window's raw scores in one pass, as [`add_slot`] sums it:
 /// with `best` (the best value of the slot's other alternatives per skill), the
 /// larger of the two; an absent term adds `+0.0`, which changes no sum. (Not inlined: on its
-/// own, the compiled loop keeps its factors in registers; eight documents an iteration, four
-/// vector operations each.)
+/// own, the compiled loop keeps its factors in registers; sixteen documents an iteration,
+/// eight vector operations each: half the interruption checks of eight, 1% fewer instructions
+/// a search on the generated 50,000.)
 #[inline(never)]
 fn add_dense(weight: f64, idf: f64, row: &[f32], total: &mut [f64], best: Option<&mut [f64]>) {
     // (a word's weight is 1, and `1 * x` is `x` to the bit: one multiplication fewer)
@@ -418,12 +419,12 @@ fn add_dense_scaled<const UNIT: bool>(
     let scale = |x: f64| if UNIT { x } else { weight * x };
     let n = row.len();
     let total = &mut total[..n];
-    let (row8, row_rest) = row.split_at(n & !7);
-    let (total8, total_rest) = total.split_at_mut(n & !7);
+    let (row8, row_rest) = row.split_at(n & !15);
+    let (total8, total_rest) = total.split_at_mut(n & !15);
     match best {
         None => {
-            for (t, r) in total8.chunks_exact_mut(8).zip(row8.chunks_exact(8)) {
-                for j in 0..8 {
+            for (t, r) in total8.chunks_exact_mut(16).zip(row8.chunks_exact(16)) {
+                for j in 0..16 {
                     t[j] += scale(idf * f64::from(r[j]));
                 }
             }
@@ -433,7 +434,7 @@ fn add_dense_scaled<const UNIT: bool>(
         }
         Some(best) => {
             let best = &mut best[..n];
-            let (best8, best_rest) = best.split_at(n & !7);
+            let (best8, best_rest) = best.split_at(n & !15);
             let one = |t: &mut f64, r: f32, b: f64| {
                 let mut c = idf * f64::from(r);
                 if b > c {
@@ -442,11 +443,11 @@ fn add_dense_scaled<const UNIT: bool>(
                 *t += scale(c);
             };
             for ((t, r), b) in total8
-                .chunks_exact_mut(8)
-                .zip(row8.chunks_exact(8))
-                .zip(best8.chunks_exact(8))
+                .chunks_exact_mut(16)
+                .zip(row8.chunks_exact(16))
+                .zip(best8.chunks_exact(16))
             {
-                for j in 0..8 {
+                for j in 0..16 {
                     one(&mut t[j], r[j], b[j]);
                 }
             }
