@@ -21,7 +21,9 @@
 //! ([`take_at_least`]), so most skills touched are never looked at one by one. The others are
 //! finalised ([`finalise`]) in document order and their keys kept among the `limit` best; a
 //! skill that may hold pairs (two request words matched in describing fields) is kept as a
-//! candidate while its key plus the pairs' room can reach `theta`. At the end, the candidates
+//! candidate while its key plus the pairs' room can reach `theta`: the room of one pair when it
+//! matched exactly two words there (a pair is held in a name or a description, so it can hold
+//! only the pair of those two), of all pairs when more. At the end, the candidates
 //! get their pairs as [`score_all`] gives them, unless their key plus what their own pairs can
 //! add (the pairs whose two words they matched) cannot reach the final `limit`-th key or the
 //! `limit`-th kept, and the best `limit` are kept in [`order`]; the request words each matched
