@@ -318,6 +318,22 @@ fn read_others(
     others
 }
 
+/// `$body` with `$scale` the multiplication by `$weight`, or the identity when it is 1 (a
+/// word's weight: `1 * x` is `x` to the bit, one multiplication fewer a value), each compiled
+/// on its own.
+macro_rules! with_scale {
+    ($weight:expr, $scale:ident => $body:expr) => {
+        if $weight == 1.0 {
+            let $scale = |x: f64| x;
+            $body
+        } else {
+            let weight = $weight;
+            let $scale = move |x: f64| weight * x;
+            $body
+        }
+    };
+}
+
 /// Adds a slot (weight `weight`) whose main alternative (factor `idf`) has no dense row to
 /// the window's raw scores, posting by posting from cursor `c` to the window's `end`, as
 /// [`add_slot`] sums it: with `best` (the best value of the slot's other alternatives per
@@ -334,43 +350,7 @@ fn add_sparse(
     best: Option<&mut [f64; WINDOW]>,
     (pres, desc): (&mut Bits, &mut Bits),
 ) {
-    // (as in [`add_dense`]: a weight of 1 is not multiplied by)
-    if weight == 1.0 {
-        add_sparse_scaled::<true>(
-            docs,
-            c,
-            (start, end),
-            (weight, idf),
-            total,
-            best,
-            (pres, desc),
-        );
-    } else {
-        add_sparse_scaled::<false>(
-            docs,
-            c,
-            (start, end),
-            (weight, idf),
-            total,
-            best,
-            (pres, desc),
-        );
-    }
-}
-
-/// [`add_sparse`], with `weight` known to be 1 when `UNIT`.
-#[inline(always)]
-fn add_sparse_scaled<const UNIT: bool>(
-    docs: &DocIds,
-    c: &mut Cursor,
-    (start, end): (usize, usize),
-    (weight, idf): (f64, f64),
-    total: &mut [f64; WINDOW],
-    best: Option<&mut [f64; WINDOW]>,
-    (pres, desc): (&mut Bits, &mut Bits),
-) {
-    let scale = |x: f64| if UNIT { x } else { weight * x };
-    match best {
+    with_scale!(weight, scale => match best {
         Some(best) => docs.read_below(c, end, |d, m, sat| {
             let l = (d - start) & (WINDOW - 1);
             // (`max` and `or`: the same value whatever the order of alternatives)
@@ -389,7 +369,7 @@ fn add_sparse_scaled<const UNIT: bool>(
             set_bit(pres, l);
             put_bit(desc, l, m);
         }),
-    }
+    })
 }
 
 /// Adds a slot (weight `weight`) whose main alternative (factor `idf`) has a dense row (`row`,
@@ -401,63 +381,47 @@ fn add_sparse_scaled<const UNIT: bool>(
 /// a search on the generated 50,000.)
 #[inline(never)]
 fn add_dense(weight: f64, idf: f64, row: &[f32], total: &mut [f64], best: Option<&mut [f64]>) {
-    // (a word's weight is 1, and `1 * x` is `x` to the bit: one multiplication fewer)
-    if weight == 1.0 {
-        add_dense_scaled::<true>(weight, idf, row, total, best);
-    } else {
-        add_dense_scaled::<false>(weight, idf, row, total, best);
-    }
-}
-
-/// [`add_dense`], with `weight` known to be 1 when `UNIT`.
-#[inline(always)]
-fn add_dense_scaled<const UNIT: bool>(
-    weight: f64,
-    idf: f64,
-    row: &[f32],
-    total: &mut [f64],
-    best: Option<&mut [f64]>,
-) {
-    let scale = |x: f64| if UNIT { x } else { weight * x };
-    let n = row.len();
-    let total = &mut total[..n];
-    let (row8, row_rest) = row.split_at(n & !15);
-    let (total8, total_rest) = total.split_at_mut(n & !15);
-    match best {
-        None => {
-            for (t, r) in total8.chunks_exact_mut(16).zip(row8.chunks_exact(16)) {
-                for j in 0..16 {
-                    t[j] += scale(idf * f64::from(r[j]));
+    with_scale!(weight, scale => {
+        let n = row.len();
+        let total = &mut total[..n];
+        let (row16, row_rest) = row.split_at(n & !15);
+        let (total16, total_rest) = total.split_at_mut(n & !15);
+        match best {
+            None => {
+                for (t, r) in total16.chunks_exact_mut(16).zip(row16.chunks_exact(16)) {
+                    for j in 0..16 {
+                        t[j] += scale(idf * f64::from(r[j]));
+                    }
+                }
+                for (t, &r) in total_rest.iter_mut().zip(row_rest) {
+                    *t += scale(idf * f64::from(r));
                 }
             }
-            for (t, &r) in total_rest.iter_mut().zip(row_rest) {
-                *t += scale(idf * f64::from(r));
+            Some(best) => {
+                let best = &mut best[..n];
+                let (best16, best_rest) = best.split_at(n & !15);
+                let one = |t: &mut f64, r: f32, b: f64| {
+                    let mut c = idf * f64::from(r);
+                    if b > c {
+                        c = b;
+                    }
+                    *t += scale(c);
+                };
+                for ((t, r), b) in total16
+                    .chunks_exact_mut(16)
+                    .zip(row16.chunks_exact(16))
+                    .zip(best16.chunks_exact(16))
+                {
+                    for j in 0..16 {
+                        one(&mut t[j], r[j], b[j]);
+                    }
+                }
+                for ((t, &r), &b) in total_rest.iter_mut().zip(row_rest).zip(best_rest) {
+                    one(t, r, b);
+                }
             }
         }
-        Some(best) => {
-            let best = &mut best[..n];
-            let (best8, best_rest) = best.split_at(n & !15);
-            let one = |t: &mut f64, r: f32, b: f64| {
-                let mut c = idf * f64::from(r);
-                if b > c {
-                    c = b;
-                }
-                *t += scale(c);
-            };
-            for ((t, r), b) in total8
-                .chunks_exact_mut(16)
-                .zip(row8.chunks_exact(16))
-                .zip(best8.chunks_exact(16))
-            {
-                for j in 0..16 {
-                    one(&mut t[j], r[j], b[j]);
-                }
-            }
-            for ((t, &r), &b) in total_rest.iter_mut().zip(row_rest).zip(best_rest) {
-                one(t, r, b);
-            }
-        }
-    }
+    })
 }
 
 /// Of 64 raw scores (a word of a window's documents), those at least `cut[c]`, a bit each,
