@@ -888,6 +888,15 @@ impl SearchIndex {
         let threshold = keys.theta();
         let mut pairs = PairScorer::new(q);
         let mut top: Vec<(usize, f64, f64, u64)> = Vec::with_capacity(limit + 1);
+        // What a candidate's own pairs can add: those whose two slots it matched, when its
+        // class's room is that of all pairs.
+        let bound = |c: &Candidate| {
+            if c.bound == 0.0 || c.one_pair || q.slots.len() > 64 {
+                c.bound
+            } else {
+                pairs_bound(c.mask)
+            }
+        };
         for c in candidates.iter() {
             // (a skill whose key with all its pairs cannot reach the `limit`-th kept, with its
             // pairs, cannot be among the best: its pairs are not looked at)
@@ -895,13 +904,6 @@ impl SearchIndex {
                 continue;
             }
             let (mut key, mut score) = (c.key, c.score);
-            let bound = |c: &Candidate| {
-                if c.bound == 0.0 || c.one_pair || q.slots.len() > 64 {
-                    c.bound
-                } else {
-                    pairs_bound(c.mask)
-                }
-            };
             if !q.pairs.is_empty()
                 && reaches(c.key + c.bound, threshold)
                 && reaches(c.key + bound(c), threshold)
@@ -915,13 +917,12 @@ impl SearchIndex {
             if top.len() == limit && kept_before(self, &top[limit - 1], c.doc, key) {
                 continue;
             }
+            // (before the last kept when all are kept, as just tested: `at < limit`)
             let at = top.partition_point(|h| kept_before(self, h, c.doc, key));
-            if at < limit {
-                if top.len() == limit {
-                    top.pop();
-                }
-                top.insert(at, (c.doc, key, score, c.mask));
+            if top.len() == limit {
+                top.pop();
             }
+            top.insert(at, (c.doc, key, score, c.mask));
         }
         // Every per-window array is back to zero and every list empty (a request that
         // panicked never returns its scratch).
