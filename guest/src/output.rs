@@ -91,40 +91,138 @@ pub fn search_text(hits: &[SearchHit], explanations: &[Explanation]) -> String {
 
 /// One line of `search --batch` (without its newline): the hits, or the error of that query.
 pub fn batch_line(query: &str, result: Result<&[SearchHit], &str>) -> String {
-    // Serialised straight from borrowed fields, keys in the order a `serde_json::Value` map
-    // keeps them (sorted), so the bytes are those of [`hit_json`] in a `json!` object.
-    #[derive(serde::Serialize)]
-    struct Hit<'a> {
-        description: &'a str,
-        name: &'a str,
-        score: f64,
-        skill_path: &'a str,
-    }
-    #[derive(serde::Serialize)]
-    struct Line<'a> {
-        #[serde(skip_serializing_if = "Option::is_none")]
-        error: Option<&'a str>,
-        query: &'a str,
-        results: Vec<Hit<'a>>,
-    }
     let (hits, error) = match result {
         Ok(hits) => (hits, None),
         Err(e) => (&[][..], Some(e)),
     };
-    let line = Line {
+    let mut out = Vec::new();
+    push_search_answer(
+        &mut out,
         error,
         query,
-        results: hits
-            .iter()
-            .map(|h| Hit {
-                description: &h.description,
-                name: &h.name,
-                score: h.score,
-                skill_path: &h.skill_path,
-            })
-            .collect(),
-    };
-    serde_json::to_string(&line).unwrap_or_default()
+        hits.iter().map(|h| HitFields {
+            description: &h.description,
+            name: &h.name,
+            score: h.score,
+            skill_path: &h.skill_path,
+            uri: None,
+        }),
+    );
+    String::from_utf8(out).expect("JSON text is UTF-8")
+}
+
+/// The fields of a hit in a search's compact answer ([`push_search_answer`]).
+pub struct HitFields<'a> {
+    pub description: &'a str,
+    pub name: &'a str,
+    pub score: f64,
+    pub skill_path: &'a str,
+    /// The skill's SKILL.md in the Skills extension, when the answer gives it.
+    pub uri: Option<&'a str>,
+}
+
+/// A search's answer as compact JSON, appended to `out`: `{"error":..,"query":..,"results":
+/// [{"description":..,"name":..,"score":..,"skill_path":..,"uri":..}]}`, `error` and `uri`
+/// only when given. The bytes are those `serde_json` writes for the same object as a
+/// `serde_json::Value` (keys sorted), written straight from the fields: what `search --batch`
+/// prints a line of, and the text of the `search_skills` tool's answer.
+pub fn push_search_answer<'a>(
+    out: &mut Vec<u8>,
+    error: Option<&str>,
+    query: &str,
+    hits: impl IntoIterator<Item = HitFields<'a>>,
+) {
+    out.push(b'{');
+    if let Some(e) = error {
+        out.extend_from_slice(b"\"error\":");
+        push_json_str(out, e);
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"query\":");
+    push_json_str(out, query);
+    out.extend_from_slice(b",\"results\":[");
+    for (i, h) in hits.into_iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(b"{\"description\":");
+        push_json_str(out, h.description);
+        out.extend_from_slice(b",\"name\":");
+        push_json_str(out, h.name);
+        out.extend_from_slice(b",\"score\":");
+        // serde_json writes a number that is not finite as null, as a `Value` holds it.
+        serde_json::to_writer(&mut *out, &h.score).expect("writing to memory");
+        out.extend_from_slice(b",\"skill_path\":");
+        push_json_str(out, h.skill_path);
+        if let Some(uri) = h.uri {
+            out.extend_from_slice(b",\"uri\":");
+            push_json_str(out, uri);
+        }
+        out.push(b'}');
+    }
+    out.extend_from_slice(b"]}");
+}
+
+/// Appends `s` as a JSON string, quotes included, escaped byte for byte as serde_json does
+/// (`"`, `\\`, and control characters: `\b \t \n \f \r`, the others `\u00xx`; nothing else).
+/// Eight bytes are checked at a time, so the runs between escapes are found faster than by
+/// serde_json's byte-by-byte table.
+pub fn push_json_str(out: &mut Vec<u8>, s: &str) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // Whether a byte of `w` is below 0x20, a quote or a backslash (exact: the bit tricks find
+    // no byte that is not there).
+    fn any_to_escape(w: u64) -> bool {
+        let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+        (w.wrapping_sub(ONES * 0x20) & !w & HIGH)
+            | zero(w ^ (ONES * b'"' as u64))
+            | zero(w ^ (ONES * b'\\' as u64))
+            != 0
+    }
+    let bytes = s.as_bytes();
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if let Some(word) = bytes.get(i..i + 8) {
+            let w = u64::from_le_bytes(word.try_into().expect("eight bytes"));
+            if !any_to_escape(w) {
+                i += 8;
+                continue;
+            }
+        }
+        let b = bytes[i];
+        let escape: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            0x08 => b"\\b",
+            b'\t' => b"\\t",
+            b'\n' => b"\\n",
+            0x0c => b"\\f",
+            b'\r' => b"\\r",
+            0..0x20 => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(&bytes[copied..i]);
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(b >> 4)]);
+                out.push(HEX[usize::from(b & 0xf)]);
+                i += 1;
+                copied = i;
+                continue;
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        out.extend_from_slice(&bytes[copied..i]);
+        out.extend_from_slice(escape);
+        i += 1;
+        copied = i;
+    }
+    out.extend_from_slice(&bytes[copied..]);
+    out.push(b'"');
 }
 
 /// `get_skill` when nothing matches.
@@ -434,5 +532,26 @@ mod tests {
             batch_line("q\"", Ok(&[hit.clone(), odd.clone()])),
             json!({ "query": "q\"", "results": [hit_json(&hit), hit_json(&odd)] }).to_string()
         );
+    }
+
+    #[test]
+    fn strings_are_escaped_as_serde_json_does() {
+        // Every ASCII character and a few others, at every place in and across 8-byte words.
+        let mut chars: Vec<char> = (0u8..0x80).map(char::from).collect();
+        chars.extend(['é', '日', '🦀', '\u{2028}', '\u{80}', '\u{ff}']);
+        for c in chars {
+            for before in 0..18 {
+                for after in [0, 1, 7, 9] {
+                    let s = format!("{}{c}{c}{}", "a".repeat(before), "b".repeat(after));
+                    let mut out = Vec::new();
+                    push_json_str(&mut out, &s);
+                    assert_eq!(
+                        String::from_utf8(out).unwrap(),
+                        serde_json::to_string(&s).unwrap(),
+                        "{s:?}"
+                    );
+                }
+            }
+        }
     }
 }

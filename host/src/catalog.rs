@@ -692,11 +692,11 @@ impl Catalog {
         use skills_engine::output as o;
         match self.route(context)? {
             RouteOutcome::NoMatch => Ok(o::no_match_json()),
-            RouteOutcome::Ambiguous(hits) => Ok(o::ambiguous_json(&crate::output::hits(&hits))),
+            RouteOutcome::Ambiguous(hits) => Ok(o::ambiguous_json(&crate::output::hits(hits))),
             RouteOutcome::Matched(hit) => {
                 let resolved = self.resolve(&hit.skill_path)?;
                 Ok(o::matched_json(
-                    &crate::output::hit(&hit),
+                    &crate::output::hit(hit),
                     &crate::output::resolved(&resolved),
                 ))
             }

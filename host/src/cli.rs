@@ -512,7 +512,7 @@ fn search(catalog: &Catalog, args: &SearchArgs) -> anyhow::Result<ExitCode> {
     } else {
         Vec::new()
     };
-    let hits = crate::output::hits(&hits);
+    let hits = crate::output::hits(hits);
     let text = if args.json {
         o::search_json(query, &hits, &explanations)
     } else {
@@ -550,7 +550,7 @@ fn search_batch(catalog: &Catalog, limit: u32) -> anyhow::Result<ExitCode> {
             continue;
         }
         let answer = match catalog.search(query, limit) {
-            Ok(hits) => skills_engine::output::batch_line(query, Ok(&crate::output::hits(&hits))),
+            Ok(hits) => skills_engine::output::batch_line(query, Ok(&crate::output::hits(hits))),
             Err(e) => skills_engine::output::batch_line(query, Err(&format!("{e:#}"))),
         };
         writeln!(out, "{answer}")?;

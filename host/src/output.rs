@@ -1,24 +1,24 @@
 //! The engine's answers (the types `bindgen!` generates from the WIT) as the engine crate's own
 //! model types, so that the host prints them with [`skills_engine::output`], the same functions
 //! the stock-WASI command `skills-engine-cli` uses: one formatting, by construction. Field for
-//! field copies, nothing else.
+//! field copies (moved where the answer is owned), nothing else.
 
 use skills_engine::model as m;
 
 use crate::runtime as r;
 
-pub fn hit(h: &r::SearchHit) -> m::SearchHit {
+pub fn hit(h: r::SearchHit) -> m::SearchHit {
     m::SearchHit {
-        skill_path: h.skill_path.clone(),
-        name: h.name.clone(),
-        description: h.description.clone(),
+        skill_path: h.skill_path,
+        name: h.name,
+        description: h.description,
         score: h.score,
-        matched: h.matched.clone(),
+        matched: h.matched,
     }
 }
 
-pub fn hits(hs: &[r::SearchHit]) -> Vec<m::SearchHit> {
-    hs.iter().map(hit).collect()
+pub fn hits(hs: Vec<r::SearchHit>) -> Vec<m::SearchHit> {
+    hs.into_iter().map(hit).collect()
 }
 
 pub fn explanation(e: &r::Explanation) -> m::Explanation {

@@ -472,12 +472,16 @@ pub(super) fn matched_of<S: Statistics>(s: &S, q: &Query, doc: usize, mask: u64)
     if q.slots.len() > 64 {
         return matched(s, q, doc);
     }
-    q.slots
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| mask & slot_bit(i) != 0)
-        .map(|(_, slot)| slot.surface.clone())
-        .collect()
+    // (sized at once: one allocation a hit)
+    let mut words = Vec::with_capacity(mask.count_ones() as usize);
+    words.extend(
+        q.slots
+            .iter()
+            .enumerate()
+            .filter(|&(i, _)| mask & slot_bit(i) != 0)
+            .map(|(_, slot)| slot.surface.clone()),
+    );
+    words
 }
 
 /// The request words (as written) `doc` matched, directly or through an expansion.

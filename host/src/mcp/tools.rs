@@ -297,7 +297,7 @@ pub struct SearchResults {
 /// `search_skills`' answer: exactly what `Json<SearchResults>` gives (the results as structured
 /// content, and the same JSON, compact, with its keys in order, as text). The text is written
 /// straight from the results (not from a `serde_json::Value`, a tree of maps walked a second
-/// time) by [`push_json_str`], into a buffer of about the right size; the structured content is
+/// time) by [`skills_engine::output::push_search_answer`], into a buffer of about the right size; the structured content is
 /// built from the results' own strings (moved, not copied through `serde_json::to_value`).
 pub struct SearchAnswer(pub SearchResults);
 
@@ -320,29 +320,18 @@ impl SearchAnswer {
                 })
                 .sum::<usize>();
         let mut out = Vec::with_capacity(size + size / 8);
-        out.extend_from_slice(b"{\"query\":");
-        push_json_str(&mut out, &r.query);
-        out.extend_from_slice(b",\"results\":[");
-        for (i, h) in r.results.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(b"{\"description\":");
-            push_json_str(&mut out, &h.description);
-            out.extend_from_slice(b",\"name\":");
-            push_json_str(&mut out, &h.name);
-            out.extend_from_slice(b",\"score\":");
-            // serde_json writes a number that is not finite as null, as a `Value` holds it.
-            serde_json::to_writer(&mut out, &h.score).expect("writing to memory");
-            out.extend_from_slice(b",\"skill_path\":");
-            push_json_str(&mut out, &h.skill_path);
-            if let Some(uri) = &h.uri {
-                out.extend_from_slice(b",\"uri\":");
-                push_json_str(&mut out, uri);
-            }
-            out.push(b'}');
-        }
-        out.extend_from_slice(b"]}");
+        skills_engine::output::push_search_answer(
+            &mut out,
+            None,
+            &r.query,
+            r.results.iter().map(|h| skills_engine::output::HitFields {
+                description: &h.description,
+                name: &h.name,
+                score: h.score,
+                skill_path: &h.skill_path,
+                uri: h.uri.as_deref(),
+            }),
+        );
         // Only whole UTF-8 strings and ASCII were written.
         String::from_utf8(out).expect("JSON text is UTF-8")
     }
@@ -370,68 +359,6 @@ impl SearchAnswer {
         m.insert("results".into(), Value::Array(results));
         Value::Object(m)
     }
-}
-
-/// Appends `s` as a JSON string, quotes included, escaped byte for byte as serde_json does
-/// (`"`, `\\`, and control characters: `\b \t \n \f \r`, the others `\u00xx`; nothing else).
-/// Eight bytes are checked at a time, so the runs between escapes are found faster than by
-/// serde_json's byte-by-byte table.
-pub(crate) fn push_json_str(out: &mut Vec<u8>, s: &str) {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    // Whether a byte of `w` is below 0x20, a quote or a backslash (exact: the bit tricks find
-    // no byte that is not there).
-    fn any_to_escape(w: u64) -> bool {
-        let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
-        (w.wrapping_sub(ONES * 0x20) & !w & HIGH)
-            | zero(w ^ (ONES * b'"' as u64))
-            | zero(w ^ (ONES * b'\\' as u64))
-            != 0
-    }
-    let bytes = s.as_bytes();
-    out.reserve(bytes.len() + 2);
-    out.push(b'"');
-    let mut copied = 0;
-    let mut i = 0;
-    while i < bytes.len() {
-        if let Some(word) = bytes.get(i..i + 8) {
-            let w = u64::from_le_bytes(word.try_into().expect("eight bytes"));
-            if !any_to_escape(w) {
-                i += 8;
-                continue;
-            }
-        }
-        let b = bytes[i];
-        let escape: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            0x08 => b"\\b",
-            b'\t' => b"\\t",
-            b'\n' => b"\\n",
-            0x0c => b"\\f",
-            b'\r' => b"\\r",
-            0..0x20 => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
-                out.extend_from_slice(&bytes[copied..i]);
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[usize::from(b >> 4)]);
-                out.push(HEX[usize::from(b & 0xf)]);
-                i += 1;
-                copied = i;
-                continue;
-            }
-            _ => {
-                i += 1;
-                continue;
-            }
-        };
-        out.extend_from_slice(&bytes[copied..i]);
-        out.extend_from_slice(escape);
-        i += 1;
-        copied = i;
-    }
-    out.extend_from_slice(&bytes[copied..]);
-    out.push(b'"');
 }
 
 impl rmcp::handler::server::tool::IntoCallToolResult for SearchAnswer {
@@ -1008,27 +935,6 @@ mod tests {
                     uri: (i % 3 != 1).then(|| format!("skill://x/{i}/SKILL.md")),
                 })
                 .collect(),
-        }
-    }
-
-    #[test]
-    fn strings_are_escaped_as_serde_json_does() {
-        // Every ASCII character and a few others, at every place in and across 8-byte words.
-        let mut chars: Vec<char> = (0u8..0x80).map(char::from).collect();
-        chars.extend(['é', '日', '🦀', '\u{2028}', '\u{80}', '\u{ff}']);
-        for c in chars {
-            for before in 0..18 {
-                for after in [0, 1, 7, 9] {
-                    let s = format!("{}{c}{c}{}", "a".repeat(before), "b".repeat(after));
-                    let mut out = Vec::new();
-                    push_json_str(&mut out, &s);
-                    assert_eq!(
-                        String::from_utf8(out).unwrap(),
-                        serde_json::to_string(&s).unwrap(),
-                        "{s:?}"
-                    );
-                }
-            }
         }
     }
 
