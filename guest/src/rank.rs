@@ -293,7 +293,18 @@ pub struct SearchIndex {
     /// order (for pairs): document `d`'s are `seq[seq_ends[d - 1]..seq_ends[d]]`.
     seq: Vec<u32>,
     seq_ends: Vec<u32>,
+    /// The collection's lowercase words, concatenated (word `i` ends at `known_ends[i]`), and
+    /// the number of each one's term ([`KNOWN_DROPPED`]: dropped), for [`SearchIndex::known`].
+    known_text: Vec<u8>,
+    known_ends: Vec<u32>,
+    known_terms: Vec<u32>,
+    /// Those words and their terms' text, derived (not in snapshots): a request's words found
+    /// there are not stemmed again ([`crate::text::KnownWords`]).
+    known: Option<std::sync::Arc<crate::text::KnownWords>>,
 }
+
+/// [`SearchIndex::known_terms`] of a word the analysis drops (a stop word, a number).
+const KNOWN_DROPPED: u32 = u32::MAX;
 
 /// Separates the name's terms from the description's in [`SearchIndex::seq`].
 const SEQ_BREAK: u32 = u32::MAX;

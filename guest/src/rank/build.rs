@@ -223,6 +223,20 @@ impl Builder {
         }
         offsets.push(at);
         tf_offsets.push(tf_at);
+        // The words analysed and their terms (those of a term no document kept are left out:
+        // a request stems them again).
+        let (mut known_text, mut known_ends, mut known_terms) =
+            (Vec::new(), Vec::new(), Vec::new());
+        for (word, old) in analyzer.words() {
+            let term = match old.map(|t| remap[t as usize]) {
+                None => KNOWN_DROPPED,
+                Some(u32::MAX) => continue,
+                Some(new) => new,
+            };
+            known_text.extend_from_slice(word.as_bytes());
+            known_ends.push(known_text.len() as u32);
+            known_terms.push(term);
+        }
         drop((analyzer, order));
         let mut cursors = counts;
         // Field length normalisation.
@@ -313,6 +327,10 @@ impl Builder {
             paths,
             seq,
             seq_ends,
+            known_text,
+            known_ends,
+            known_terms,
+            known: None,
         }
         .with_derived()
     }
@@ -361,6 +379,12 @@ impl SearchIndex {
     /// (to build again with more documents).
     pub fn into_analysed(mut self, builder: &mut Builder) -> Vec<Analysed> {
         let all_lens = std::mem::take(&mut self.lens);
+        // (the words already analysed are not stemmed again)
+        for (word, term) in self.known_words() {
+            builder
+                .analyzer
+                .remember_word(word, term.map(|t| self.term(t)));
+        }
         let mut per_doc: Vec<Vec<(u32, [u16; NUM_FIELDS])>> = vec![Vec::new(); self.n_docs];
         for t in 0..self.term_ends.len() {
             let id = builder.analyzer.intern_term(self.term(t as u32));

@@ -214,7 +214,7 @@ fn slot<S: Statistics>(s: &S, term: &str, surface: &str, joined: bool) -> (Slot,
 /// term), its pairs and the ceiling of its raw score.
 #[inline(never)]
 pub(super) fn prepare<S: Statistics>(s: &S, query: &str) -> Query {
-    with_terms(query, |terms| query_of(s, terms))
+    with_terms(query, s.known_words(), |terms| query_of(s, terms))
 }
 
 /// [`prepare`] of the analysed request `terms`.

@@ -13,7 +13,7 @@ use crate::codec::{Pod, extend_raw, put_raw};
 pub const CHUNK_BYTES: usize = if cfg!(test) { 64 } else { 1 << 20 };
 
 /// Number of large arrays, in part order (see [`SearchIndex::array_lens`]).
-const ARRAYS: usize = 11;
+const ARRAYS: usize = 14;
 
 /// Sizes in bytes of one element of each large array (the document numbers' depend on their
 /// width).
@@ -30,6 +30,9 @@ fn elem_sizes(wide: bool) -> [usize; ARRAYS] {
         u32::SIZE,                                // seq
         u32::SIZE,                                // seq_ends
         f32::SIZE,                                // dense rows' sat
+        u8::SIZE,                                 // known_text
+        u32::SIZE,                                // known_ends
+        u32::SIZE,                                // known_terms
     ]
 }
 
@@ -123,6 +126,9 @@ impl PartsReader {
                 ix.seq = Vec::with_capacity(lens[8]);
                 ix.seq_ends = Vec::with_capacity(lens[9]);
                 ix.dense.values = Vec::with_capacity(lens[10]);
+                ix.known_text = Vec::with_capacity(lens[11]);
+                ix.known_ends = Vec::with_capacity(lens[12]);
+                ix.known_terms = Vec::with_capacity(lens[13]);
                 self.layout = Some((lens, sizes, part_count(&lens, &sizes)));
             }
             (_, None) => return Err("search index part 0 must come first".into()),
@@ -151,7 +157,10 @@ impl PartsReader {
                     7 => extend_raw(&mut ix.priority, bytes),
                     8 => extend_raw(&mut ix.seq, bytes),
                     9 => extend_raw(&mut ix.seq_ends, bytes),
-                    _ => extend_raw(&mut ix.dense.values, bytes),
+                    10 => extend_raw(&mut ix.dense.values, bytes),
+                    11 => extend_raw(&mut ix.known_text, bytes),
+                    12 => extend_raw(&mut ix.known_ends, bytes),
+                    _ => extend_raw(&mut ix.known_terms, bytes),
                 }
             }
         }
@@ -194,6 +203,9 @@ impl SearchIndex {
             self.seq.len(),
             self.seq_ends.len(),
             self.dense.values.len(),
+            self.known_text.len(),
+            self.known_ends.len(),
+            self.known_terms.len(),
         ]
     }
 
@@ -239,7 +251,10 @@ impl SearchIndex {
                     7 => put_raw(&self.priority[r]),
                     8 => put_raw(&self.seq[r]),
                     9 => put_raw(&self.seq_ends[r]),
-                    _ => put_raw(&self.dense.values[r]),
+                    10 => put_raw(&self.dense.values[r]),
+                    11 => put_raw(&self.known_text[r]),
+                    12 => put_raw(&self.known_ends[r]),
+                    _ => put_raw(&self.known_terms[r]),
                 }
             }
         }
@@ -302,6 +317,20 @@ impl SearchIndex {
             .iter()
             .flatten()
             .all(|&t| (t as usize) < n_terms);
+        let known_ok = self.known_terms.len() == self.known_ends.len()
+            && ascending(&self.known_ends, self.known_text.len())
+            && std::str::from_utf8(&self.known_text).is_ok_and(|text| {
+                self.known_ends
+                    .iter()
+                    .all(|&e| text.is_char_boundary(e as usize))
+            })
+            && self
+                .known_terms
+                .iter()
+                .all(|&t| t == KNOWN_DROPPED || (t as usize) < n_terms);
+        if !known_ok {
+            return fail("known words out of range");
+        }
         if !docs_ok || !seq_ok || !typo_ok {
             return fail("a document or term number out of range");
         }

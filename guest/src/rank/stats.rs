@@ -56,6 +56,11 @@ pub trait Statistics {
         }
         exact
     }
+    /// The collection's words whose terms are known ([`crate::text::KnownWords`]): a
+    /// request's words found there are not stemmed again (`None`: every word is).
+    fn known_words(&self) -> Option<&std::sync::Arc<crate::text::KnownWords>> {
+        None
+    }
     /// `f(t)` for every typo candidate: a term at least two skills have, `lens` bytes long.
     fn each_typo_candidate(&self, lens: std::ops::RangeInclusive<usize>, f: impl FnMut(u32));
     /// [`Statistics::each_typo_candidate`] for the candidates that may be one edit from
@@ -97,6 +102,10 @@ impl Statistics for SearchIndex {
     #[inline]
     fn params(&self) -> &Params {
         &self.params
+    }
+
+    fn known_words(&self) -> Option<&std::sync::Arc<crate::text::KnownWords>> {
+        self.known.as_ref()
     }
 
     #[inline]

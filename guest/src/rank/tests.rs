@@ -544,6 +544,69 @@ fn analysed_forms_survive_taking_an_index_apart() {
         }
     }
     assert_eq!(a.vocabulary_len(), b.vocabulary_len());
+    // the words already analysed come along (the rebuild did not stem them again)
+    let words = |ix: &SearchIndex| {
+        let mut w: Vec<(String, Option<String>)> = ix
+            .known_words()
+            .map(|(w, t)| (w.to_owned(), t.map(|t| ix.term(t).to_owned())))
+            .collect();
+        w.sort();
+        w
+    };
+    assert_eq!(words(&a), words(&b));
+}
+
+/// The terms of a request's words taken from the collection's known words
+/// ([`crate::text::KnownWords`]) are those that stemming gives: for every word the build
+/// analysed (in capitals, between other words, in compounds) and for words it never saw.
+#[test]
+fn known_words_give_the_terms_stemming_gives() {
+    let index = SearchIndex::build(&corpus());
+    let known = index.known_words().count();
+    // (a stop word, a number and camel-case parts among them)
+    assert!(known > 40, "{known} known words");
+    assert!(index.known_words().any(|(w, t)| w == "the" && t.is_none()));
+    assert!(
+        index
+            .known_words()
+            .any(|(w, t)| w == "migrations" && t.is_some())
+    );
+    let table = index.known.as_ref().expect("a table of the known words");
+    let terms = |request: &str, known| {
+        with_terms(request, known, |t| {
+            (0..t.len())
+                .map(|i| (t.term(i).to_owned(), t.surface(i).to_owned(), t.joined(i)))
+                .collect::<Vec<_>>()
+        })
+    };
+    let mut requests: Vec<String> = index
+        .known_words()
+        .map(|(w, _)| w.to_owned())
+        .collect::<Vec<_>>()
+        .chunks(7)
+        .map(|c| c.join(" "))
+        .collect();
+    requests.extend(
+        [
+            "Write SAFE PostgreSQL Schema-Migrations, with zero-downtime",
+            "pull requests for NetworkPolicy in the k8s namespaces",
+            "unseenword migrating écrire größe 2024 pdfplumber's tables",
+        ]
+        .map(String::from),
+    );
+    for request in &requests {
+        let stemmed = terms(request, None);
+        assert!(!stemmed.is_empty(), "{request}");
+        assert_eq!(terms(request, Some(table)), stemmed, "{request}");
+    }
+    // (the table is what is read: a table of other terms gives those)
+    let mut other = crate::text::KnownWords::default();
+    other.insert("migrations", Some("zzz"));
+    other.insert("safe", None);
+    let other = std::sync::Arc::new(other);
+    let got = terms("safe Migrations tables", Some(&other));
+    let got: Vec<&str> = got.iter().map(|t| t.0.as_str()).collect();
+    assert_eq!(got, ["zzz", "tabl"]);
 }
 
 #[test]

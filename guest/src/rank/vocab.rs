@@ -42,6 +42,38 @@ impl SearchIndex {
         self.idf_by_df = (0..=self.n_docs)
             .map(|df| idf_of(self.n_docs, df))
             .collect();
+        self.known = self.known_table();
+    }
+
+    /// The collection's known words ([`SearchIndex::known_words`]) as the table a request's
+    /// analysis reads (`None` when there are none).
+    fn known_table(&self) -> Option<std::sync::Arc<crate::text::KnownWords>> {
+        let mut known = crate::text::KnownWords::default();
+        for (word, term) in self.known_words() {
+            known.insert(word, term.map(|t| self.term(t)));
+        }
+        (!known.is_empty()).then(|| std::sync::Arc::new(known))
+    }
+
+    /// The collection's lowercase words and the number of each one's term (`None`: the
+    /// analysis drops the word), as the build found them.
+    pub(super) fn known_words(&self) -> impl Iterator<Item = (&str, Option<u32>)> {
+        let text = &self.known_text;
+        self.known_ends
+            .iter()
+            .zip(&self.known_terms)
+            .enumerate()
+            .map(move |(i, (&end, &term))| {
+                let start = if i == 0 {
+                    0
+                } else {
+                    self.known_ends[i - 1] as usize
+                };
+                // (checked when restored: ends ascending, on character boundaries, terms in
+                // range)
+                let word = std::str::from_utf8(&text[start..end as usize]).unwrap_or_default();
+                (word, (term != KNOWN_DROPPED).then_some(term))
+            })
     }
 
     /// [`SearchIndex::prefix2`]: entry `j` is the first term whose [`key2`] is at least `j`

@@ -346,6 +346,66 @@ impl WordCache {
     }
 }
 
+/// Words whose terms are known ahead: a collection's lowercase words, each with its term's
+/// text (or dropped), as the collection's analysis found them. An analyser given these
+/// ([`Analyzer::set_known`]) takes a word's term from here instead of stemming it again: the
+/// same text, since it is what the same rules gave for the same word. A request's words are
+/// mostly the collection's, so its analysis then stems only the others.
+#[derive(Debug, Default, Clone)]
+pub struct KnownWords {
+    /// Word -> number of its term's text in `terms` (`NONE`: dropped).
+    words: WordCache,
+    terms: Interner,
+}
+
+impl KnownWords {
+    /// Record `word` (lowercase) and the text of its term (`None`: dropped); a word already
+    /// recorded keeps its first term.
+    pub fn insert(&mut self, word: &str, term: Option<&str>) {
+        let hash = word_hash(word.as_bytes());
+        if self.words.find::<false>(hash, word.as_bytes()).is_some() {
+            return;
+        }
+        let term = term.map_or(NONE, |t| self.terms.intern(t).0);
+        self.words.insert(hash, word.as_bytes(), term);
+    }
+
+    /// Number of words.
+    pub fn len(&self) -> usize {
+        self.words.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.words.len == 0
+    }
+
+    /// The term of `word` (hash `hash`, [`word_hash`]): `Some(None)` when it is dropped,
+    /// `None` when the word is not known.
+    #[inline]
+    fn term(&self, hash: u64, word: &str) -> Option<Option<&str>> {
+        let t = self.words.find::<false>(hash, word.as_bytes())?;
+        Some((t != NONE).then(|| self.terms.get(t)))
+    }
+}
+
+impl WordCache {
+    /// Every word and its term, in the order they were recorded.
+    pub(super) fn entries(&self) -> impl Iterator<Item = (&str, u32)> {
+        let mut held: Vec<Slot> = self
+            .slots
+            .iter()
+            .copied()
+            .filter(|s| s.len != EMPTY)
+            .collect();
+        held.sort_unstable_by_key(|s| s.start);
+        held.into_iter().map(|s| {
+            let b = &self.text[s.start as usize..(s.start + s.len) as usize];
+            // (recorded from `&str`s, whole)
+            (std::str::from_utf8(b).unwrap_or_default(), s.term)
+        })
+    }
+}
+
 /// The last (at most 4) word terms of the current text, oldest first.
 #[derive(Debug, Default, Clone, Copy)]
 pub(super) struct Recent {
@@ -399,6 +459,8 @@ impl Recent {
 pub struct Analyzer {
     /// Lowercase words seen, and their terms.
     words: WordCache,
+    /// A collection's words, whose terms are taken from there ([`Analyzer::set_known`]).
+    known: Option<std::sync::Arc<KnownWords>>,
     /// Terms.
     terms: Interner,
     /// Per term: the index of its group in [`phrase_groups`] (`NONE`: ends no phrase).
@@ -450,6 +512,29 @@ impl Analyzer {
         self.ubuf.clear();
         self.joined.clear();
         self.recent.clear();
+    }
+
+    /// Take the terms of the words of `known` from there (`None`: stem every word).
+    pub fn set_known(&mut self, known: Option<std::sync::Arc<KnownWords>>) {
+        self.known = known;
+    }
+
+    /// Every lowercase word analysed so far and its term (`None`: dropped), in the order
+    /// they were first seen.
+    pub fn words(&self) -> impl Iterator<Item = (&str, Option<u32>)> {
+        self.words
+            .entries()
+            .map(|(w, t)| (w, (t != NONE).then_some(t)))
+    }
+
+    /// Record that lowercase `word` analyses to the term of text `term` (`None`: dropped), as
+    /// an analysis by the same rules found (a word already seen is left as it is).
+    pub fn remember_word(&mut self, word: &str, term: Option<&str>) {
+        let hash = word_hash(word.as_bytes());
+        if self.words.find::<false>(hash, word.as_bytes()).is_none() {
+            let term = term.map_or(NONE, |t| self.intern_term(t));
+            self.words.insert(hash, word.as_bytes(), term);
+        }
     }
 
     /// Number of distinct terms produced so far.
@@ -508,6 +593,16 @@ impl Analyzer {
     /// [`Analyzer::word_term`] of a word not seen yet.
     #[inline(never)]
     pub(super) fn new_word(&mut self, hash: u64, word: &str) -> u32 {
+        if let Some(known) = self.known.take() {
+            let term = known
+                .term(hash, word)
+                .map(|t| t.map_or(NONE, |t| self.intern_term(t)));
+            self.known = Some(known);
+            if let Some(term) = term {
+                self.words.insert(hash, word.as_bytes(), term);
+                return term;
+            }
+        }
         let term = if word.bytes().all(|b| b.is_ascii_digit()) || is_rank_stop_word(word) {
             NONE
         } else {
@@ -1004,20 +1099,30 @@ impl TermList {
 }
 
 /// `f` of the terms of `text` ([`TermList`]), analysed with an analyser kept between calls
-/// on this thread (its memory only: every text is analysed from scratch).
-pub fn with_terms<R>(text: &str, f: impl FnOnce(&TermList) -> R) -> R {
+/// on this thread (its memory only: every text is analysed from scratch), the terms of the
+/// words of `known` taken from there ([`Analyzer::set_known`]).
+pub fn with_terms<R>(
+    text: &str,
+    known: Option<&std::sync::Arc<KnownWords>>,
+    f: impl FnOnce(&TermList) -> R,
+) -> R {
     thread_local! {
         static TERMS: std::cell::RefCell<TermList> = std::cell::RefCell::default();
     }
+    let analyze = |list: &mut TermList| {
+        list.analyzer.set_known(known.cloned());
+        list.analyze(text);
+        list.analyzer.set_known(None);
+    };
     TERMS.with(|cell| match cell.try_borrow_mut() {
         Ok(mut list) => {
-            list.analyze(text);
+            analyze(&mut list);
             f(&list)
         }
         // (called again from within `f`: a list of its own)
         Err(_) => {
             let mut list = TermList::default();
-            list.analyze(text);
+            analyze(&mut list);
             f(&list)
         }
     })
