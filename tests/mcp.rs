@@ -899,12 +899,9 @@ async fn a_skill_added_on_disk_appears_while_requests_run() {
     within(async {
         let root = fixture();
         let server = server(root.path());
-        let _watch = skills_mcp::mcp::watch(
-            server.clone(),
-            vec![root.path().to_path_buf()],
-            Duration::from_millis(100),
-        )
-        .unwrap();
+        let _watch = skills_mcp::mcp::start_watching(vec![root.path().to_path_buf()])
+            .unwrap()
+            .reload(server.clone(), Duration::from_millis(100));
         let client = Client::default();
         let counts = client.clone();
         let client = Arc::new(connect_with(server, client).await);

@@ -62,7 +62,7 @@ use crate::{
     },
 };
 
-pub use reload::{WatchGuard, watch};
+pub use reload::{WatchGuard, Watching, start_watching};
 
 /// Shared state of other features (scripts, analytics, git), each optional.
 ///

@@ -117,6 +117,10 @@ pub fn run<T: Transport>(
             let loaded = loaded.clone();
             tokio::task::spawn_blocking(move || build(&loaded, services))
         };
+        // The local roots' watches are placed beside the build (a walk of every folder), and
+        // serving waits for both: a change made once the server answers, or while the index
+        // was being built after its folder was watched, is never missed.
+        let watching = start_watching(loaded);
         // Once the index exists: the git reindex hook, the periodic refresh and live reload,
         // kept alive while serving.
         let background = {
@@ -133,13 +137,17 @@ pub fn run<T: Transport>(
                         return std::future::pending().await;
                     }
                 };
+                let watching = match watching {
+                    Some(w) => w.await.ok().flatten(),
+                    None => None,
+                };
                 let server = built.server.clone();
                 let _ = index_tx.send(Ok(built));
                 if let Some(reload) = reload {
                     let roots = loaded.roots.clone();
                     tokio::spawn(crate::access::on_hangup(server.clone(), reload, roots));
                 }
-                let _fresh = keep_fresh(&loaded, git, server).await;
+                let _fresh = keep_fresh(&loaded, git, server, watching);
                 std::future::pending::<()>().await
             }
         };
@@ -186,10 +194,40 @@ struct Fresh {
     _watch: Option<crate::mcp::WatchGuard>,
 }
 
+/// Watch the local roots (`refresh.watch`; git roots are immutable snapshots, followed by the
+/// git refresh instead) off the async threads: `None` when live reload is off. A root that
+/// cannot be watched turns live reload off with a warning; the server serves all the same.
+fn start_watching(
+    loaded: &Loaded,
+) -> Option<tokio::task::JoinHandle<Option<crate::mcp::Watching>>> {
+    if !loaded.config.refresh.watch {
+        return None;
+    }
+    let paths = loaded
+        .roots
+        .iter()
+        .filter(|r| r.source != RootSource::Git)
+        .map(|r| r.path.clone())
+        .collect();
+    Some(tokio::task::spawn_blocking(
+        move || match crate::mcp::start_watching(paths) {
+            Ok(w) => Some(w),
+            Err(e) => {
+                tracing::warn!("live reload is off: {}", Escaped(format!("{e:#}")));
+                None
+            }
+        },
+    ))
+}
+
 /// Hook the git sources' updates to a reindex, start their periodic refresh
-/// (`refresh.enabled`), and watch the local roots (`refresh.watch`; git roots are immutable
-/// snapshots, followed by the git refresh instead).
-async fn keep_fresh(loaded: &Loaded, git: Option<Arc<GitSync>>, server: SkillsServer) -> Fresh {
+/// (`refresh.enabled`), and reload on the changes `watching` sees (from [`start_watching`]).
+fn keep_fresh(
+    loaded: &Loaded,
+    git: Option<Arc<GitSync>>,
+    server: SkillsServer,
+    watching: Option<crate::mcp::Watching>,
+) -> Fresh {
     let refresh = &loaded.config.refresh;
     let periodic = git.and_then(|git| {
         let rebuild = server.clone();
@@ -201,29 +239,8 @@ async fn keep_fresh(loaded: &Loaded, git: Option<Arc<GitSync>>, server: SkillsSe
             .enabled
             .then(|| git.spawn_periodic(refresh.interval()))
     });
-    let watch = if refresh.watch {
-        let paths = loaded
-            .roots
-            .iter()
-            .filter(|r| r.source != RootSource::Git)
-            .map(|r| r.path.clone())
-            .collect();
-        let debounce = Duration::from_millis(refresh.debounce_ms);
-        // Watching walks every folder of the roots (an inotify watch each): done beside the
-        // first requests instead of before them.
-        tokio::task::spawn_blocking(move || match crate::mcp::watch(server, paths, debounce) {
-            Ok(w) => Some(w),
-            Err(e) => {
-                tracing::warn!("live reload is off: {}", Escaped(format!("{e:#}")));
-                None
-            }
-        })
-        .await
-        .ok()
-        .flatten()
-    } else {
-        None
-    };
+    let debounce = Duration::from_millis(refresh.debounce_ms);
+    let watch = watching.map(|w| w.reload(server, debounce));
     Fresh {
         _periodic: periodic,
         _watch: watch,

@@ -29,10 +29,16 @@ fn relevant(path: &std::path::Path) -> bool {
         .any(|c| matches!(c.as_os_str().to_str(), Some(".git" | "node_modules")))
 }
 
-/// Watch `roots` recursively; after `debounce` without further changes, rebuild and notify.
-/// Must be called inside a tokio runtime.
-pub fn watch(server: SkillsServer, roots: Vec<PathBuf>, debounce: Duration) -> Result<WatchGuard> {
-    let (tx, mut rx) = mpsc::unbounded_channel::<()>();
+/// The roots' watches, placed: changes are queued from then on, until [`Watching::reload`]
+/// acts on them (so a change made while the index is being built is not lost).
+pub struct Watching {
+    watcher: notify::RecommendedWatcher,
+    changes: mpsc::UnboundedReceiver<()>,
+}
+
+/// Watch `roots` recursively (an inotify watch a folder: a walk of every folder). Blocking.
+pub fn start_watching(roots: Vec<PathBuf>) -> Result<Watching> {
+    let (tx, changes) = mpsc::unbounded_channel::<()>();
     let handler = move |event: notify::Result<notify::Event>| match event {
         Ok(event) => {
             if matches!(event.kind, EventKind::Access(_)) {
@@ -53,27 +59,40 @@ pub fn watch(server: SkillsServer, roots: Vec<PathBuf>, debounce: Duration) -> R
             .watch(root, RecursiveMode::Recursive)
             .with_context(|| format!("watching {}", root.display()))?;
     }
-    let task = tokio::spawn(async move {
-        while rx.recv().await.is_some() {
-            // Debounce: wait until no change arrived for `debounce`.
-            loop {
-                match tokio::time::timeout(debounce, rx.recv()).await {
-                    Ok(Some(())) => continue,
-                    Ok(None) => return,
-                    Err(_) => break,
+    Ok(Watching { watcher, changes })
+}
+
+impl Watching {
+    /// From now on, after `debounce` without further changes (those queued since the watches
+    /// were placed included), rebuild `server`'s index and notify. Must be called inside a
+    /// tokio runtime.
+    pub fn reload(self, server: SkillsServer, debounce: Duration) -> WatchGuard {
+        let Self {
+            watcher,
+            changes: mut rx,
+        } = self;
+        let task = tokio::spawn(async move {
+            while rx.recv().await.is_some() {
+                // Debounce: wait until no change arrived for `debounce`.
+                loop {
+                    match tokio::time::timeout(debounce, rx.recv()).await {
+                        Ok(Some(())) => continue,
+                        Ok(None) => return,
+                        Err(_) => break,
+                    }
+                }
+                match server.reindex().await {
+                    Ok(n) => tracing::info!("skills changed on disk; {n} skills indexed"),
+                    Err(e) => tracing::error!(
+                        "reindexing failed, the previous index keeps serving: {}",
+                        crate::logsafe::Escaped(format!("{e:#}"))
+                    ),
                 }
             }
-            match server.reindex().await {
-                Ok(n) => tracing::info!("skills changed on disk; {n} skills indexed"),
-                Err(e) => tracing::error!(
-                    "reindexing failed, the previous index keeps serving: {}",
-                    crate::logsafe::Escaped(format!("{e:#}"))
-                ),
-            }
+        });
+        WatchGuard {
+            _watcher: watcher,
+            task,
         }
-    });
-    Ok(WatchGuard {
-        _watcher: watcher,
-        task,
-    })
+    }
 }
