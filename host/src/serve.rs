@@ -120,7 +120,7 @@ pub fn run<T: Transport>(
         // The local roots' watches are placed beside the build (a walk of every folder), and
         // serving waits for both: a change made once the server answers, or while the index
         // was being built after its folder was watched, is never missed.
-        let watching = start_watching(loaded);
+        let watching = watch_roots(loaded);
         // Once the index exists: the git reindex hook, the periodic refresh and live reload,
         // kept alive while serving.
         let background = {
@@ -197,9 +197,7 @@ struct Fresh {
 /// Watch the local roots (`refresh.watch`; git roots are immutable snapshots, followed by the
 /// git refresh instead) off the async threads: `None` when live reload is off. A root that
 /// cannot be watched turns live reload off with a warning; the server serves all the same.
-fn start_watching(
-    loaded: &Loaded,
-) -> Option<tokio::task::JoinHandle<Option<crate::mcp::Watching>>> {
+fn watch_roots(loaded: &Loaded) -> Option<tokio::task::JoinHandle<Option<crate::mcp::Watching>>> {
     if !loaded.config.refresh.watch {
         return None;
     }
@@ -221,7 +219,7 @@ fn start_watching(
 }
 
 /// Hook the git sources' updates to a reindex, start their periodic refresh
-/// (`refresh.enabled`), and reload on the changes `watching` sees (from [`start_watching`]).
+/// (`refresh.enabled`), and reload on the changes `watching` sees (from [`watch_roots`]).
 fn keep_fresh(
     loaded: &Loaded,
     git: Option<Arc<GitSync>>,

@@ -380,7 +380,7 @@ impl SearchIndex {
     pub fn into_analysed(mut self, builder: &mut Builder) -> Vec<Analysed> {
         let all_lens = std::mem::take(&mut self.lens);
         // (the words already analysed are not stemmed again)
-        for (word, term) in self.known_words() {
+        for (word, term) in self.known_entries() {
             builder
                 .analyzer
                 .remember_word(word, term.map(|t| self.term(t)));

@@ -264,6 +264,10 @@ impl Statistics for WithDraft<'_> {
         &self.index.params
     }
 
+    fn known_words(&self) -> Option<&std::sync::Arc<crate::text::KnownWords>> {
+        self.index.known.as_ref()
+    }
+
     fn n_docs(&self) -> usize {
         self.n_docs
     }

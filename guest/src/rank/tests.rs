@@ -547,7 +547,7 @@ fn analysed_forms_survive_taking_an_index_apart() {
     // the words already analysed come along (the rebuild did not stem them again)
     let words = |ix: &SearchIndex| {
         let mut w: Vec<(String, Option<String>)> = ix
-            .known_words()
+            .known_entries()
             .map(|(w, t)| (w.to_owned(), t.map(|t| ix.term(t).to_owned())))
             .collect();
         w.sort();
@@ -562,13 +562,17 @@ fn analysed_forms_survive_taking_an_index_apart() {
 #[test]
 fn known_words_give_the_terms_stemming_gives() {
     let index = SearchIndex::build(&corpus());
-    let known = index.known_words().count();
+    let known = index.known_entries().count();
     // (a stop word, a number and camel-case parts among them)
     assert!(known > 40, "{known} known words");
-    assert!(index.known_words().any(|(w, t)| w == "the" && t.is_none()));
     assert!(
         index
-            .known_words()
+            .known_entries()
+            .any(|(w, t)| w == "the" && t.is_none())
+    );
+    assert!(
+        index
+            .known_entries()
             .any(|(w, t)| w == "migrations" && t.is_some())
     );
     let table = index.known.as_ref().expect("a table of the known words");
@@ -580,7 +584,7 @@ fn known_words_give_the_terms_stemming_gives() {
         })
     };
     let mut requests: Vec<String> = index
-        .known_words()
+        .known_entries()
         .map(|(w, _)| w.to_owned())
         .collect::<Vec<_>>()
         .chunks(7)

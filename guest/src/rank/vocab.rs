@@ -45,11 +45,11 @@ impl SearchIndex {
         self.known = self.known_table();
     }
 
-    /// The collection's known words ([`SearchIndex::known_words`]) as the table a request's
+    /// The collection's known words ([`SearchIndex::known_entries`]) as the table a request's
     /// analysis reads (`None` when there are none).
     fn known_table(&self) -> Option<std::sync::Arc<crate::text::KnownWords>> {
         let mut known = crate::text::KnownWords::default();
-        for (word, term) in self.known_words() {
+        for (word, term) in self.known_entries() {
             known.insert(word, term.map(|t| self.term(t)));
         }
         (!known.is_empty()).then(|| std::sync::Arc::new(known))
@@ -57,7 +57,7 @@ impl SearchIndex {
 
     /// The collection's lowercase words and the number of each one's term (`None`: the
     /// analysis drops the word), as the build found them.
-    pub(super) fn known_words(&self) -> impl Iterator<Item = (&str, Option<u32>)> {
+    pub(super) fn known_entries(&self) -> impl Iterator<Item = (&str, Option<u32>)> {
         let text = &self.known_text;
         self.known_ends
             .iter()

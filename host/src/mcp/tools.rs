@@ -297,8 +297,9 @@ pub struct SearchResults {
 /// `search_skills`' answer: exactly what `Json<SearchResults>` gives (the results as structured
 /// content, and the same JSON, compact, with its keys in order, as text). The text is written
 /// straight from the results (not from a `serde_json::Value`, a tree of maps walked a second
-/// time) by [`skills_engine::output::push_search_answer`], into a buffer of about the right size; the structured content is
-/// built from the results' own strings (moved, not copied through `serde_json::to_value`).
+/// time) by [`skills_engine::output::push_search_answer`] (the writer of `search --batch`
+/// too), into a buffer of about the right size; the structured content is built from the
+/// results' own strings (moved, not copied through `serde_json::to_value`).
 pub struct SearchAnswer(pub SearchResults);
 
 impl SearchAnswer {
