@@ -250,6 +250,25 @@ pub fn queries(corpus: &Corpus) -> Vec<String> {
     BUILTIN_QUERIES.iter().map(|q| (*q).to_owned()).collect()
 }
 
+/// The dev requests as `search --batch` gets them (`benches/support/dev_requests.py`): each
+/// entry's `short` then `task` request of `../shared/eval/dev_queries.json`, whitespace
+/// collapsed; empty when the file is absent.
+pub fn dev_requests() -> Vec<String> {
+    let path = workspace().join("../shared/eval/dev_queries.json");
+    let Ok(text) = fs::read_to_string(&path) else {
+        return Vec::new();
+    };
+    let Ok(serde_json::Value::Array(items)) = serde_json::from_str(&text) else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .flat_map(|q| ["short", "task"].map(|k| q.get(k).and_then(|v| v.as_str())))
+        .flatten()
+        .map(|r| r.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
 /// Whether the bench binary runs in criterion's test mode (`cargo bench -- --test`, or
 /// `cargo test --benches`): each bench once, no measurement.
 pub fn test_mode() -> bool {
