@@ -39,13 +39,16 @@ pub mod nesting;
 pub(crate) mod fuzz;
 pub mod paths;
 pub mod resolve;
+pub mod small_blocks;
 
 pub use paths::validate_relative_path;
 
 /// The component's allocator: Talc instead of the wasm target's default (wasi-libc's
 /// dlmalloc), about a third fewer instructions an allocation and free (a search makes a few
-/// hundred: the request's slots, the hits' strings). It grows the linear memory itself, and
-/// claims a new region when something else (wasi-libc's own `malloc`) grew it in between.
+/// hundred: the request's slots, the hits' strings), with freed small blocks kept for reuse in
+/// front of it ([`small_blocks`]). It grows the linear memory itself, and claims a new region
+/// when something else (wasi-libc's own `malloc`) grew it in between.
 #[cfg(all(target_family = "wasm", not(target_feature = "atomics")))]
 #[global_allocator]
-static TALC: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+static ALLOCATOR: small_blocks::SmallBlocks<talc::wasm::WasmDynamicTalc> =
+    small_blocks::SmallBlocks::new(talc::wasm::new_wasm_dynamic_allocator());
