@@ -25,6 +25,7 @@ mod arguments;
 mod extension;
 mod prompts;
 mod reload;
+mod search_thread;
 mod tools;
 
 use std::{
@@ -110,8 +111,8 @@ struct Inner {
     reported: Mutex<HashSet<String>>,
     /// Sessions whose log events are forwarded (`notifications/message`), with their level.
     log_clients: Mutex<Vec<(Peer<RoleServer>, crate::logging::ClientLevel)>>,
-    /// Permits for the searches that hold a thread of the blocking pool ([`Self::searching`]).
-    searches: tokio::sync::Semaphore,
+    /// Where searches run ([`SkillsServer::searching`]).
+    searches: search_thread::SearchThread,
 }
 
 /// What the server derives from one catalogue snapshot (built on first use after a change).
@@ -167,17 +168,6 @@ pub(crate) fn summary_of(
 
 /// Callers whose views' derived data is kept.
 const CALLER_VIEWS: usize = 64;
-
-/// Searches that may hold a thread of the blocking pool at once ([`SkillsServer::searching`]).
-///
-/// The engine runs one call at a time. Without a bound, every concurrent search took a pool
-/// thread that then waited for the engine's lock: at 64 HTTP clients, 82 threads, about 8 `futex`
-/// calls and 5.6 context switches a search, and tail latencies from the lock's unfair wake-ups
-/// (a search could wait for many later ones). A few threads keep the engine busy (one search in
-/// it, the next ones ready) while the others wait, in order, as tasks: measured with
-/// `benches/http_wrk.sh`, 1 to 16 permits against none: 1 and 2 lose throughput, 3 to 16 are
-/// within the noise, 4 is taken (docs/performance.md).
-const SEARCHES_IN_BLOCKING: usize = 4;
 
 /// Skills asked of the engine per call when listing them all.
 const SUMMARY_PAGE: u32 = 1024;
@@ -269,7 +259,7 @@ impl SkillsServer {
                 peers: tokio::sync::Mutex::new(Vec::new()),
                 reported: Mutex::new(HashSet::new()),
                 log_clients: Mutex::new(Vec::new()),
-                searches: tokio::sync::Semaphore::new(SEARCHES_IN_BLOCKING),
+                searches: search_thread::SearchThread::start().expect("starting the search thread"),
             }),
             tool_router: Arc::new(Self::tool_router()),
         };
@@ -393,32 +383,38 @@ impl SkillsServer {
         &self,
         f: impl FnOnce(&SkillsServer, &View) -> T + Send + 'static,
     ) -> T {
+        tokio::task::spawn_blocking(self.on_view(f))
+            .await
+            .expect("an engine call panicked")
+    }
+
+    /// As [`Self::blocking`], for a search: on the server's search thread, in arrival order
+    /// ([`search_thread`]).
+    pub(crate) async fn searching<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&SkillsServer, &View) -> T + Send + 'static,
+    ) -> T {
+        self.inner.searches.run(self.on_view(f)).await
+    }
+
+    /// `f` as a call for another thread: the request's caller, usage subject and span taken
+    /// along, `f` given the caller's view there.
+    fn on_view<T>(
+        &self,
+        f: impl FnOnce(&SkillsServer, &View) -> T + Send + 'static,
+    ) -> impl FnOnce() -> T + Send + 'static {
         let server = self.clone();
         let subject = crate::usage::subject::current();
         // A child of the request's span when traces are exported.
         let span = crate::child_span!("index read");
         let caller = crate::access::current();
-        tokio::task::spawn_blocking(move || {
+        move || {
             let _span = span.enter();
             crate::usage::subject::in_blocking(subject, || {
                 let view = server.view_for(&caller);
                 f(&server, &view)
             })
-        })
-        .await
-        .expect("an engine call panicked")
-    }
-
-    /// As [`Self::blocking`], for a search: at most [`SEARCHES_IN_BLOCKING`] searches hold a
-    /// thread of the blocking pool at a time; the others wait for a permit here, in arrival
-    /// order, as tasks (no thread each).
-    pub(crate) async fn searching<T: Send + 'static>(
-        &self,
-        f: impl FnOnce(&SkillsServer, &View) -> T + Send + 'static,
-    ) -> T {
-        // The semaphore is never closed: `Err` cannot happen (and would only skip the wait).
-        let _permit = self.inner.searches.acquire().await;
-        self.blocking(f).await
+        }
     }
 
     /// Rebuild the index off the async threads, then tell every client (the one call a git
