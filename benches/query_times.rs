@@ -1,7 +1,7 @@
 //! Each dev request's own time through the component (issue 27's "median per dev query"):
 //! the 240 dev requests (`short` and `task` of `../shared/eval/dev_queries.json`, as
 //! `search --batch` reads them) on one reused instance, what `search --batch` does for a line
-//! timed: the engine's `search(q, 10)`, the hits lifted, the JSON line written
+//! timed: the engine's `search-brief(q, 10)`, the hits lifted, the JSON line written
 //! (`skills_engine::output::batch_line`). The list runs `PASSES` times (default 40), the
 //! passes one after another, so a burst of noise on a shared machine touches every request
 //! alike; a request's time is the median of its passes. Printed per corpus: the median over
@@ -63,13 +63,13 @@ fn main() {
         let (mut guest, index) = component::component_index(&rt, &corpus);
         // One untimed pass: the instance's memory grown, the code paths warm.
         for q in &requests {
-            black_box(guest.search(index, q, 10).expect("search"));
+            black_box(guest.search_brief(index, q, 10).expect("search"));
         }
         let mut times = vec![Vec::with_capacity(passes); requests.len()];
         for _ in 0..passes {
             for (q, t) in requests.iter().zip(times.iter_mut()) {
                 let start = Instant::now();
-                let line = match guest.search(index, q, 10) {
+                let line = match guest.search_brief(index, q, 10) {
                     Ok(hits) => {
                         skills_engine::output::batch_line(q, Ok(&skills_mcp::output::hits(hits)))
                     }

@@ -12,7 +12,8 @@ fn repo() -> PathBuf {
 }
 
 /// Search every recorded request of `fixture` on a catalog of `root` and compare: same skill
-/// paths in the same order, same matched words, scores within 1e-9.
+/// paths in the same order, same matched words, scores within 1e-9; and `search-brief` gives
+/// the same hits, bit for bit, without the matched words.
 fn same_answers(fixture: &str, root: &Path) {
     let path = repo().join("tests/fixtures/answers").join(fixture);
     let text = std::fs::read_to_string(&path).expect("the recorded answers");
@@ -33,6 +34,18 @@ fn same_answers(fixture: &str, root: &Path) {
             });
         if !same {
             differ.push(format!("{request:?}: {hits:?}"));
+        }
+        // `search-brief` (search_skills, search --batch): the same hits to the bit, no words
+        let brief = catalog.search_brief(request, 10).expect("search-brief");
+        let same = brief.len() == hits.len()
+            && brief.iter().zip(&hits).all(|(b, h)| {
+                b.skill_path == h.skill_path
+                    && b.score.to_bits() == h.score.to_bits()
+                    && (&b.name, &b.description) == (&h.name, &h.description)
+                    && b.matched.is_empty()
+            });
+        if !same {
+            differ.push(format!("{request:?} (search-brief): {brief:?}"));
         }
     }
     assert!(

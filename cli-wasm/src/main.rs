@@ -145,7 +145,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 if query.is_empty() {
                     continue;
                 }
-                let line = match catalog.index.search(query, args.limit) {
+                let line = match catalog.index.search_brief(query, args.limit) {
                     Ok(hits) => output::batch_line(query, Ok(&hits)),
                     Err(e) => output::batch_line(query, Err(&e.to_string())),
                 };

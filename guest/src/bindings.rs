@@ -256,6 +256,13 @@ impl x::GuestIndex for IndexResource {
             .map_err(error)
     }
 
+    fn search_brief(&self, query: String, limit: u32) -> Result<Vec<t::SearchHit>, t::Error> {
+        self.get()
+            .search_brief(&query, limit)
+            .map(|hits| hits.into_iter().map(hit).collect())
+            .map_err(error)
+    }
+
     fn explain(&self, query: String, skill_path: String) -> Result<t::Explanation, t::Error> {
         self.get()
             .explain(&query, &skill_path)

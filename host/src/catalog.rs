@@ -529,6 +529,12 @@ impl Catalog {
         self.with_index(|g, i| g.search(i, query, limit))
     }
 
+    /// [`Catalog::search`] without the words each hit matched (`matched` is empty): for a
+    /// list of results that does not show them.
+    pub fn search_brief(&self, query: &str, limit: u32) -> anyhow::Result<Vec<SearchHit>> {
+        self.with_index(|g, i| g.search_brief(i, query, limit))
+    }
+
     /// Why `skill_path` scores what it does for `query`.
     pub fn explain(&self, query: &str, skill_path: &str) -> anyhow::Result<Explanation> {
         self.with_index(|g, i| g.explain(i, query, skill_path))

@@ -549,7 +549,7 @@ fn search_batch(catalog: &Catalog, limit: u32) -> anyhow::Result<ExitCode> {
         if query.is_empty() {
             continue;
         }
-        let answer = match catalog.search(query, limit) {
+        let answer = match catalog.search_brief(query, limit) {
             Ok(hits) => skills_engine::output::batch_line(query, Ok(&crate::output::hits(hits))),
             Err(e) => skills_engine::output::batch_line(query, Err(&format!("{e:#}"))),
         };

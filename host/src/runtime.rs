@@ -863,6 +863,19 @@ impl Guest {
         self.typed(format_args!("searching for {query:?}"), r)
     }
 
+    /// [`Guest::search`] without the words each hit matched (`matched` is empty).
+    pub fn search_brief(
+        &mut self,
+        index: IndexHandle,
+        query: &str,
+        limit: u32,
+    ) -> anyhow::Result<Vec<SearchHit>> {
+        let r = self.engine_call("index.search-brief", |s, e| {
+            e.index().call_search_brief(s, index.0, query, limit)
+        });
+        self.typed(format_args!("searching for {query:?}"), r)
+    }
+
     pub fn explain(
         &mut self,
         index: IndexHandle,

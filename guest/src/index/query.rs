@@ -108,17 +108,32 @@ impl Index {
     /// Ranked results, best first, with the configured algorithm (not filtered by
     /// `min_score`: that is `route`'s job).
     pub fn search(&self, query: &str, limit: u32) -> Result<Vec<SearchHit>, Error> {
+        self.search_with(query, limit, true)
+    }
+
+    /// [`Index::search`] without the words each hit matched (`matched` is empty): a list of
+    /// results that does not show them (`search_skills`, `search --batch`) is spared finding
+    /// them, a seventh of a search through the component.
+    pub fn search_brief(&self, query: &str, limit: u32) -> Result<Vec<SearchHit>, Error> {
+        self.search_with(query, limit, false)
+    }
+
+    fn search_with(&self, query: &str, limit: u32, words: bool) -> Result<Vec<SearchHit>, Error> {
         self.ready()?;
         check_query(query)?;
         let limit = (limit as usize).min(self.docs.len());
-        let scored = match self.config.algorithm {
+        let mut scored = match self.config.algorithm {
             Algorithm::Ranked => self
                 .search_index
                 .as_ref()
-                .map(|s| s.search(query, limit))
+                .map(|s| s.search_with(query, limit, words))
                 .unwrap_or_default(),
             Algorithm::Keywords => keyword::search(&self.docs, query, limit),
         };
+        if !words {
+            // (the keyword algorithm finds them as it matches)
+            scored.iter_mut().for_each(|s| s.matched.clear());
+        }
         Ok(scored
             .into_iter()
             .filter(|s| s.doc < self.docs.len())

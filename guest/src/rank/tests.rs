@@ -817,7 +817,14 @@ fn top_k_is_the_exhaustive_ranking() {
     for request in requests {
         let q = prepare(&index, request);
         for limit in [1, 3, 10, 40, 300] {
-            let fast = index.top_k(&q, limit);
+            let fast = index.top_k(&q, limit, true);
+            // without the matched words: the same skills, order and scores
+            let brief = index.top_k(&q, limit, false);
+            assert_eq!(brief.len(), fast.len(), "{request:?} at {limit}");
+            for (b, f) in brief.iter().zip(&fast) {
+                assert_eq!((b.doc, b.score.to_bits()), (f.doc, f.score.to_bits()));
+                assert!(b.matched.is_empty(), "{request:?} at {limit}");
+            }
             let slow: Vec<Scored> = rank(&index, &q, limit)
                 .into_iter()
                 .map(|(doc, score)| Scored {

@@ -506,8 +506,9 @@ impl SearchIndex {
     }
 
     /// The documents matching `q`, best first ([`order`]), at most `limit`, with the request
-    /// words each matched: the answer of [`rank`] and [`matched`] (see the module docs).
-    pub(super) fn top_k(&self, q: &Query, limit: usize) -> Vec<Scored> {
+    /// words each matched when `with_words`: the answer of [`rank`] and [`matched`] (see the
+    /// module docs).
+    pub(super) fn top_k(&self, q: &Query, limit: usize, with_words: bool) -> Vec<Scored> {
         if q.slots.is_empty() || limit == 0 {
             return Vec::new();
         }
@@ -517,7 +518,11 @@ impl SearchIndex {
                 .map(|(doc, score)| Scored {
                     doc,
                     score,
-                    matched: matched(self, q, doc),
+                    matched: if with_words {
+                        matched(self, q, doc)
+                    } else {
+                        Vec::new()
+                    },
                 })
                 .collect();
         }
@@ -932,7 +937,11 @@ impl SearchIndex {
             .map(|(doc, _, score, mask)| Scored {
                 doc,
                 score,
-                matched: matched_of(self, q, doc, mask),
+                matched: if with_words {
+                    matched_of(self, q, doc, mask)
+                } else {
+                    Vec::new()
+                },
             })
             .collect()
     }

@@ -618,7 +618,7 @@ impl SkillsServer {
         self.searching(move |_, view| {
             let hits = view
                 .catalog
-                .search(&query, limit)
+                .search_brief(&query, limit)
                 .map_err(|e| format!("query: {}", message(&e)))?;
             let results = hits
                 .into_iter()
