@@ -271,6 +271,9 @@ pub struct SearchIndex {
     /// Where the terms of each first two bytes start, derived (not in snapshots): the first
     /// two steps of a descent of the vocabulary (`vocab.rs`).
     prefix2: Vec<u32>,
+    /// Every term's number, found by its bytes, derived (not in snapshots): a request term
+    /// the vocabulary has is looked up without a descent (`vocab.rs`).
+    term_table: hashbrown::HashTable<u32>,
     /// `idf_of(n_docs, df)` for every `df` up to `n_docs`, derived (not in snapshots): a
     /// request's alternatives read their idf here instead of taking a logarithm each.
     idf_by_df: Vec<f64>,

@@ -314,6 +314,7 @@ impl Builder {
             typo_by_len,
             typo_sig: Vec::new(),
             prefix2: Vec::new(),
+            term_table: Default::default(),
             idf_by_df: Vec::new(),
             offsets,
             docs: post_docs,

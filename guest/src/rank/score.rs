@@ -90,6 +90,9 @@ impl SearchIndex {
 
     /// Number of term `text`, if indexed.
     pub(super) fn term_id(&self, text: &str) -> Option<u32> {
+        if !self.term_table.is_empty() {
+            return self.find_term(text);
+        }
         let n = self.term_ends.len() as u32;
         let mut lo = 0u32;
         let mut hi = n;

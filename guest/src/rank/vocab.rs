@@ -33,12 +33,22 @@ fn key2(t: &[u8]) -> usize {
     }
 }
 
+/// The hash of a term's bytes in [`SearchIndex::term_table`].
+#[inline]
+fn term_hash(text: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut h = rustc_hash::FxHasher::default();
+    h.write(text.as_bytes());
+    h.finish()
+}
+
 impl SearchIndex {
     /// Derive what a request's preparation reads beyond the stored arrays (after a build or a
     /// restore, from [`SearchIndex::with_derived`]): [`SearchIndex::prefix2`] and
     /// [`SearchIndex::idf_by_df`].
     pub(super) fn derive_lookups(&mut self) {
         self.prefix2 = self.prefix2_table();
+        self.term_table = self.term_table_of();
         self.idf_by_df = (0..=self.n_docs)
             .map(|df| idf_of(self.n_docs, df))
             .collect();
@@ -74,6 +84,26 @@ impl SearchIndex {
                 let word = std::str::from_utf8(&text[start..end as usize]).unwrap_or_default();
                 (word, (term != KNOWN_DROPPED).then_some(term))
             })
+    }
+
+    /// [`SearchIndex::term_table`]: every term's number, by the hash of its bytes.
+    fn term_table_of(&self) -> hashbrown::HashTable<u32> {
+        let n = self.term_ends.len() as u32;
+        let mut table = hashbrown::HashTable::with_capacity(n as usize);
+        for t in 0..n {
+            table.insert_unique(term_hash(self.term(t)), t, |&u| term_hash(self.term(u)));
+        }
+        table
+    }
+
+    /// The number of term `text` from [`SearchIndex::term_table`].
+    #[inline]
+    pub(super) fn find_term(&self, text: &str) -> Option<u32> {
+        self.term_table
+            .find(term_hash(text), |&t| {
+                crate::bytes::eq_str(self.term(t), text)
+            })
+            .copied()
     }
 
     /// [`SearchIndex::prefix2`]: entry `j` is the first term whose [`key2`] is at least `j`
@@ -209,6 +239,26 @@ impl SearchIndex {
         let n = b.len();
         // the first byte a prefix may end at (the start of character number `min_chars`)
         let min_cut = min_chars.and_then(|m| text.char_indices().nth(m).map(|(i, _)| i));
+        // A term of the vocabulary (most request terms) needs no descent: the terms it is a
+        // prefix of follow it, and those that are a prefix of it are found by their bytes.
+        if !self.term_table.is_empty()
+            && let Some(id) = self.find_term(text)
+        {
+            if min_chars.is_some() {
+                let end = self.run_end(id, self.term_ends.len() as u32, |t| {
+                    crate::bytes::starts_with(self.term(t), text)
+                });
+                (id + 1..end).for_each(&mut f);
+                if let Some(min) = min_cut {
+                    for (cut, _) in text.char_indices().filter(|&(i, _)| i >= min) {
+                        if let Some(t) = self.find_term(&text[..cut]) {
+                            f(t);
+                        }
+                    }
+                }
+            }
+            return Some(id);
+        }
         // prefixes found on the way, as their lengths (a term that long has many: then they
         // are looked up one by one at the end)
         let mut cuts = [0u32; 24];
@@ -635,19 +685,29 @@ mod tests {
     fn one_descent_finds_the_term_its_extensions_and_prefixes() {
         let mut rng = Lcg(11);
         let ix = index(&mut rng);
+        assert_eq!(
+            ix.term_table.len(),
+            ix.vocabulary_len(),
+            "every term in the table"
+        );
         let mut queries = words(&mut rng, 3000);
         queries.extend((0..ix.vocabulary_len() as u32).map(|t| ix.term(t).to_string()));
         queries.push("ab".repeat(30));
+        // (the oracle finds a term by bisection, not through the table the lookup reads)
+        let term_id = |s: &str| {
+            let t = ix.term_lower_bound(s);
+            ((t as usize) < ix.vocabulary_len() && ix.term(t) == s).then_some(t)
+        };
         let mut expanded = 0;
         for q in &queries {
             for min in [None, Some(0), Some(1), Some(2), Some(4)] {
                 let mut want = Vec::new();
                 let want_id = {
-                    let id = ix.term_id(q);
+                    let id = term_id(q);
                     if let Some(min) = min {
                         ix.each_extension(q, |t| want.push(t));
                         for (cut, _) in q.char_indices().skip(min) {
-                            want.extend(ix.term_id(&q[..cut]));
+                            want.extend(term_id(&q[..cut]));
                         }
                     }
                     id
