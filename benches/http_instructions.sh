@@ -5,7 +5,7 @@
 # after a warm-up, instrumentation is turned on for `wrk -t1 -c$CONNECTIONS -d$DURATION` of the
 # stateless `search_skills` POSTs of benches/wrk/search.lua (the 240 dev requests cycled), then
 # off, and the counts are divided by the requests the server answered in that window (its
-# access log lines). Prints the total, the search in the engine (`Catalog::search`: wasm and
+# access log lines). Prints the total, the search in the engine (`Catalog::search_brief`: wasm and
 # lifting) and the rest (HTTP, rmcp, JSON, logs, metrics) and, with TOP=N, the N functions of
 # highest inclusive count per request (callgrind_annotate --inclusive=yes).
 #
@@ -73,7 +73,7 @@ for f in "$work"/callgrind.out*; do
 done
 callgrind_annotate --inclusive=yes "${files[@]}" 2>/dev/null >"$work/inclusive.txt"
 # The search in the engine (wasm and the lifting of its answer): the rest is the host's part.
-search=$(grep -E '^ *[0-9,]+ .*:skills_mcp::catalog::Catalog::search ' "$work/inclusive.txt" |
+search=$(grep -E '^ *[0-9,]+ .*:skills_mcp::catalog::Catalog::search(_brief)? ' "$work/inclusive.txt" |
   head -1 | awk '{ gsub(",", "", $1); print $1 }')
 python3 -c "import sys; t, s, n = int(sys.argv[1]), int(sys.argv[2] or 0), int(sys.argv[3]); print(f'requests={n} per_request={t / n / 1e6:.3f} M search={s / n / 1e6:.3f} M rest={(t - s) / n / 1e6:.3f} M')" "$total" "$search" "$n"
 if ((top > 0)); then

@@ -1,6 +1,6 @@
 // The binary's allocator. Under HTTP load glibc's malloc took 12% of the server's CPU (most of
 // it consolidating its fast bins whenever a block of 1 KiB or more was asked for); with
-// mimalloc the server spends 15-25 µs less a search (docs/performance.md, "The allocator").
+// mimalloc the server spends 15-25 µs less a search (docs/performance.md, "Search at scale").
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

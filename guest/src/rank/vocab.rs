@@ -1,6 +1,8 @@
 //! The sorted vocabulary read as a trie: a request term's number, the terms it is a prefix of
 //! and those that are a prefix of it in one descent, and its typo candidates from a one-edit
-//! (Damerau-Levenshtein) automaton run over it.
+//! (Damerau-Levenshtein) automaton run over it. A term the vocabulary has skips the descent:
+//! [`SearchIndex::term_table`] finds it and its prefixes by their bytes, and the terms it is a
+//! prefix of follow it.
 //!
 //! The terms are sorted by bytes, so the terms sharing a prefix are a range, and the range of
 //! those that go on with byte `c` is found within it by two bisections that read that one byte

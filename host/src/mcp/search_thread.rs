@@ -5,7 +5,7 @@
 //! pool thread that then queued for the engine's lock: at 64 HTTP clients, 6 `futex` calls and
 //! 3.5 context switches a search. Here one thread takes them from a queue and keeps running
 //! while there is work, so a busy server hands a search over without waking a thread, and the
-//! engine's lock is not contended by searches (docs/performance.md, "One search thread").
+//! engine's lock is not contended by searches (docs/performance.md, "Search at scale").
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::mpsc;
