@@ -375,7 +375,8 @@ fn add_sparse(
 /// Adds a slot (weight `weight`) whose main alternative (factor `idf`) has a dense row (`row`,
 /// the window's part of it) to the window's raw scores in one pass, as [`add_slot`] sums it:
 /// with `best` (the best value of the slot's other alternatives per skill), the
-/// larger of the two; an absent term adds `+0.0`, which changes no sum. (Not inlined: on its
+/// larger of the two, `best` left zero for the next slot (in the same pass, not a second one);
+/// an absent term adds `+0.0`, which changes no sum. (Not inlined: on its
 /// own, the compiled loop keeps its factors in registers; sixteen documents an iteration,
 /// eight vector operations each: half the interruption checks of eight, 1% fewer instructions
 /// a search on the generated 50,000.)
@@ -399,24 +400,26 @@ fn add_dense(weight: f64, idf: f64, row: &[f32], total: &mut [f64], best: Option
             }
             Some(best) => {
                 let best = &mut best[..n];
-                let (best16, best_rest) = best.split_at(n & !15);
-                let one = |t: &mut f64, r: f32, b: f64| {
+                let (best16, best_rest) = best.split_at_mut(n & !15);
+                // (each of the others' values read once and cleared for the next slot)
+                let one = |t: &mut f64, r: f32, b: &mut f64| {
                     let mut c = idf * f64::from(r);
-                    if b > c {
-                        c = b;
+                    if *b > c {
+                        c = *b;
                     }
+                    *b = 0.0;
                     *t += scale(c);
                 };
                 for ((t, r), b) in total16
                     .chunks_exact_mut(16)
                     .zip(row16.chunks_exact(16))
-                    .zip(best16.chunks_exact(16))
+                    .zip(best16.chunks_exact_mut(16))
                 {
                     for j in 0..16 {
-                        one(&mut t[j], r[j], b[j]);
+                        one(&mut t[j], r[j], &mut b[j]);
                     }
                 }
-                for ((t, &r), &b) in total_rest.iter_mut().zip(row_rest).zip(best_rest) {
+                for ((t, &r), b) in total_rest.iter_mut().zip(row_rest).zip(best_rest) {
                     one(t, r, b);
                 }
             }
@@ -714,20 +717,6 @@ impl SearchIndex {
                         &mut total[..],
                         others.then_some(&mut best[..len]),
                     );
-                    if others {
-                        // (the others' values, cleared one by one when they are few)
-                        if in_slot.iter().map(|w| w.count_ones()).sum::<u32>() > 128 {
-                            best.fill(0.0);
-                        } else {
-                            for (k, &w) in in_slot.iter().enumerate() {
-                                let mut w = w;
-                                while w != 0 {
-                                    best[k << 6 | w.trailing_zeros() as usize] = 0.0;
-                                    w &= w - 1;
-                                }
-                            }
-                        }
-                    }
                     let words = start / 64..(start + len).div_ceil(64);
                     or_of(pres, in_slot, &row.present[words.clone()]);
                     or_of(desc, in_slot_describing, &row.describing[words]);
