@@ -100,18 +100,7 @@ fn start(root: &std::path::Path, metrics: bool) -> Server {
 }
 
 fn queries() -> Vec<String> {
-    let path = support::workspace().join("../shared/eval/dev_queries.json");
-    let from_eval: Vec<String> = std::fs::read_to_string(&path)
-        .ok()
-        .and_then(|t| serde_json::from_str::<Value>(&t).ok())
-        .and_then(|v| {
-            v.as_array().map(|a| {
-                a.iter()
-                    .filter_map(|q| q["short"].as_str().map(str::to_string))
-                    .collect()
-            })
-        })
-        .unwrap_or_default();
+    let from_eval = support::dev_queries(&["short"]);
     if !from_eval.is_empty() {
         return from_eval;
     }

@@ -234,26 +234,26 @@ pub const BUILTIN_QUERIES: &[&str] = &[
 /// combined corpus, else [`BUILTIN_QUERIES`].
 pub fn queries(corpus: &Corpus) -> Vec<String> {
     if corpus.name == "combined" {
-        let path = workspace().join("../shared/eval/dev_queries.json");
-        if let Ok(text) = fs::read_to_string(&path)
-            && let Ok(serde_json::Value::Array(items)) = serde_json::from_str(&text)
-        {
-            let v: Vec<String> = items
-                .iter()
-                .filter_map(|q| q.get("short")?.as_str().map(str::to_owned))
-                .collect();
-            if !v.is_empty() {
-                return v;
-            }
+        let v = dev_queries(&["short"]);
+        if !v.is_empty() {
+            return v;
         }
     }
     BUILTIN_QUERIES.iter().map(|q| (*q).to_owned()).collect()
 }
 
 /// The dev requests as `search --batch` gets them (`benches/support/dev_requests.py`): each
-/// entry's `short` then `task` request of `../shared/eval/dev_queries.json`, whitespace
-/// collapsed; empty when the file is absent.
+/// entry's `short` then `task` request, whitespace collapsed; empty when the file is absent.
 pub fn dev_requests() -> Vec<String> {
+    dev_queries(&["short", "task"])
+        .into_iter()
+        .map(|r| r.split_whitespace().collect::<Vec<_>>().join(" "))
+        .collect()
+}
+
+/// The strings `fields` of each entry of `../shared/eval/dev_queries.json`, entry by entry in
+/// file order; empty when the file is absent or unreadable.
+pub fn dev_queries(fields: &[&str]) -> Vec<String> {
     let path = workspace().join("../shared/eval/dev_queries.json");
     let Ok(text) = fs::read_to_string(&path) else {
         return Vec::new();
@@ -263,9 +263,8 @@ pub fn dev_requests() -> Vec<String> {
     };
     items
         .iter()
-        .flat_map(|q| ["short", "task"].map(|k| q.get(k).and_then(|v| v.as_str())))
-        .flatten()
-        .map(|r| r.split_whitespace().collect::<Vec<_>>().join(" "))
+        .flat_map(|q| fields.iter().filter_map(|&k| q.get(k)?.as_str()))
+        .map(str::to_owned)
         .collect()
 }
 

@@ -1,8 +1,7 @@
-//! The sorted vocabulary read as a trie: a request term's number, the terms it is a prefix of
-//! and those that are a prefix of it in one descent, and its typo candidates from a one-edit
-//! (Damerau-Levenshtein) automaton run over it. A term the vocabulary has skips the descent:
-//! [`SearchIndex::term_table`] finds it and its prefixes by their bytes, and the terms it is a
-//! prefix of follow it.
+//! The sorted vocabulary: a request term's number and the terms that are a prefix of it, by
+//! their bytes ([`SearchIndex::term_table`]); the terms it is a prefix of, beside it or, for a
+//! text the vocabulary lacks, by one descent of the vocabulary read as a trie; and its typo
+//! candidates from a one-edit (Damerau-Levenshtein) automaton run over that trie.
 //!
 //! The terms are sorted by bytes, so the terms sharing a prefix are a range, and the range of
 //! those that go on with byte `c` is found within it by two bisections that read that one byte
@@ -230,78 +229,49 @@ impl SearchIndex {
         lo
     }
 
-    /// [`Statistics::lookup`] by one descent of the vocabulary.
+    /// [`Statistics::lookup`]: the term by its bytes ([`SearchIndex::term_id`]); the terms it
+    /// is a prefix of follow it, or, for a text the vocabulary lacks, are found by one descent
+    /// of the vocabulary; those that are a prefix of it are found by their bytes.
     pub(super) fn descend_lookup(
         &self,
         text: &str,
         min_chars: Option<usize>,
         mut f: impl FnMut(u32),
     ) -> Option<u32> {
-        let b = text.as_bytes();
-        let n = b.len();
-        // the first byte a prefix may end at (the start of character number `min_chars`)
-        let min_cut = min_chars.and_then(|m| text.char_indices().nth(m).map(|(i, _)| i));
-        // A term of the vocabulary (most request terms) needs no descent: the terms it is a
-        // prefix of follow it, and those that are a prefix of it are found by their bytes.
-        if !self.term_table.is_empty()
-            && let Some(id) = self.find_term(text)
-        {
-            if min_chars.is_some() {
+        let exact = self.term_id(text);
+        let Some(min) = min_chars else {
+            return exact;
+        };
+        // (and how many of its bytes some term starts with: no longer prefix is a term)
+        let (extensions, reach) = match exact {
+            Some(id) => {
                 let end = self.run_end(id, self.term_ends.len() as u32, |t| {
                     crate::bytes::starts_with(self.term(t), text)
                 });
-                (id + 1..end).for_each(&mut f);
-                if let Some(min) = min_cut {
-                    for (cut, _) in text.char_indices().filter(|&(i, _)| i >= min) {
-                        if let Some(t) = self.find_term(&text[..cut]) {
-                            f(t);
-                        }
+                (id + 1..end, text.len())
+            }
+            None => {
+                let mut r = 0..self.term_ends.len() as u32;
+                let mut reach = text.len();
+                for (k, &c) in text.as_bytes().iter().enumerate() {
+                    r = self.narrow(r, k, c);
+                    if r.is_empty() {
+                        reach = k;
+                        break;
                     }
                 }
+                (r, reach)
             }
-            return Some(id);
-        }
-        // prefixes found on the way, as their lengths (a term that long has many: then they
-        // are looked up one by one at the end)
-        let mut cuts = [0u32; 24];
-        let mut n_cuts = 0usize;
-        let mut overflow = false;
-        let mut r = 0..self.term_ends.len() as u32;
-        let mut whole = true;
-        for (k, &c) in b.iter().enumerate() {
-            if let Some(min) = min_cut
-                && k >= min
-                && text.is_char_boundary(k)
-                && self.term_len(r.start) == k
-            {
-                if n_cuts < cuts.len() {
-                    cuts[n_cuts] = r.start;
-                    n_cuts += 1;
-                } else {
-                    overflow = true;
-                }
-            }
-            r = self.narrow(r, k, c);
-            if r.is_empty() {
-                whole = false;
-                break;
-            }
-        }
-        let exact = (whole && !r.is_empty() && self.term_len(r.start) == n).then_some(r.start);
-        if min_chars.is_some() {
-            if whole {
-                for id in r.start + u32::from(exact.is_some())..r.end {
-                    f(id);
-                }
-            }
-            if overflow {
-                for (cut, _) in text.char_indices().skip(min_chars.unwrap_or(0)) {
-                    if let Some(id) = self.term_id(&text[..cut]) {
-                        f(id);
-                    }
-                }
-            } else {
-                cuts[..n_cuts].iter().for_each(|&id| f(id));
+        };
+        extensions.for_each(&mut f);
+        // (the prefixes of at least `min` characters, shortest first)
+        for (cut, _) in text
+            .char_indices()
+            .skip(min)
+            .take_while(|&(cut, _)| cut <= reach)
+        {
+            if let Some(t) = self.term_id(&text[..cut]) {
+                f(t);
             }
         }
         exact

@@ -42,10 +42,11 @@ impl SearchThread {
             // (the caller may have gone: the answer is then dropped)
             let _ = done.send(f());
         });
-        if let Err(mpsc::SendError(job)) = self.jobs.send(job) {
-            // The thread ended (it never does while `self` lives): run the search here.
-            job();
-        }
+        // (the thread drains the queue until `self`, the only sender, is dropped; a panic in a
+        // search is caught there)
+        self.jobs
+            .send(job)
+            .expect("the search thread serves while the server lives");
         answer.await.expect("a search panicked")
     }
 }
