@@ -177,23 +177,241 @@ pub fn assert_exit(o: &Output, code: i32) {
     );
 }
 
-/// A PostgreSQL 15 cluster of its own in a temporary folder, on a loopback port (as root
-/// through `runuser -u postgres`, since `initdb` refuses root); stopped on drop. The usage-store
-/// tests and the fleet test write to it.
+// ---- system services: PostgreSQL, nginx, a registry, skopeo ----
+
+/// A system service some tests need. The README's test command runs on a machine with only what
+/// the README asks for: a test whose service is missing is skipped ALOUD (a line on the real
+/// stderr, and a summary when the test binary exits), and fails instead when `CI` is set, so CI
+/// always runs it (`.ci/run` installs every service).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Service {
+    /// PostgreSQL 15 or later, found by `pg_config` (its `--bindir` holds `initdb`, `pg_ctl`).
+    Postgres,
+    /// nginx (`nginx`).
+    Nginx,
+    /// Debian's docker-registry (`docker-registry`, the CNCF distribution registry).
+    Registry,
+    /// skopeo (`skopeo`).
+    Skopeo,
+}
+
+/// The environment variable naming the folders [`require_service`] searches instead of `PATH`
+/// and the system `sbin` folders. For testing the helper itself (tests/install.rs runs this
+/// binary with it pointing at an empty folder); it can only make a service missing, and a
+/// missing service fails the run when `CI` is set.
+pub const SERVICE_PATH_VAR: &str = "SKILLS_MCP_TEST_SERVICE_PATH";
+
+impl Service {
+    pub const ALL: [Service; 4] = [
+        Service::Postgres,
+        Service::Nginx,
+        Service::Registry,
+        Service::Skopeo,
+    ];
+
+    /// What it is called in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Service::Postgres => "PostgreSQL 15 or later",
+            Service::Nginx => "nginx",
+            Service::Registry => "docker-registry",
+            Service::Skopeo => "skopeo",
+        }
+    }
+
+    /// The program the service is found by.
+    pub fn program(self) -> &'static str {
+        match self {
+            Service::Postgres => "pg_config",
+            Service::Nginx => "nginx",
+            Service::Registry => "docker-registry",
+            Service::Skopeo => "skopeo",
+        }
+    }
+
+    /// The Debian package that installs it (what `.ci/run` installs).
+    pub fn package(self) -> &'static str {
+        match self {
+            Service::Postgres => "postgresql",
+            Service::Nginx => "nginx-light",
+            Service::Registry => "docker-registry",
+            Service::Skopeo => "skopeo",
+        }
+    }
+
+    /// The program folder when the service is usable here, else why not.
+    pub fn find(self) -> Result<PathBuf, String> {
+        let program = find_program(self.program())
+            .ok_or_else(|| format!("no `{}` on the search path", self.program()))?;
+        match self {
+            Service::Postgres => postgres_bindir(&program),
+            _ => Ok(program
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default()),
+        }
+    }
+}
+
+/// The service's program folder (PostgreSQL's `pg_config --bindir`; the folder holding `nginx`,
+/// `docker-registry`, `skopeo`) when it is installed. When it is missing: outside CI, writes
+/// `SKIPPED <test>: <why>; install: <command>` to the real stderr (not the test harness's
+/// captured one) and returns None; with `CI` set, panics with that message.
+///
+/// `let Some(bin) = common::require_service(common::Service::Registry, "oci_push_pull") else { return; };`
+pub fn require_service(service: Service, test: &str) -> Option<PathBuf> {
+    let why = match service.find() {
+        Ok(dir) => return Some(dir),
+        Err(why) => why,
+    };
+    let line = format!(
+        "SKIPPED {test}: {} is needed ({why}); install: apt-get install {}",
+        service.name(),
+        service.package()
+    );
+    if std::env::var_os("CI").is_some() {
+        panic!("{line} (CI is set: a missing service fails the run)");
+    }
+    skipped(test, service, &line);
+    None
+}
+
+/// Every folder [`require_service`] looks in, in order.
+fn search_path() -> Vec<PathBuf> {
+    if let Some(dirs) = std::env::var_os(SERVICE_PATH_VAR) {
+        return std::env::split_paths(&dirs).collect();
+    }
+    let mut dirs: Vec<PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).collect())
+        .unwrap_or_default();
+    // nginx is in /usr/sbin, which is not on a Debian user's PATH.
+    for sbin in ["/usr/local/sbin", "/usr/sbin", "/sbin"] {
+        if !dirs.iter().any(|d| d == Path::new(sbin)) {
+            dirs.push(sbin.into());
+        }
+    }
+    dirs
+}
+
+/// The first executable file `name` in [`search_path`].
+fn find_program(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt as _;
+    search_path()
+        .into_iter()
+        .filter(|d| d.is_absolute())
+        .map(|d| d.join(name))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// PostgreSQL's program folder by `pg_config`: version 15 or later, its `--bindir` holding the
+/// server's tools, and (as root, since `initdb` refuses root) a `postgres` user to run them.
+pub fn postgres_bindir(pg_config: &Path) -> Result<PathBuf, String> {
+    let out = Command::new(pg_config)
+        .args(["--version", "--bindir"])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("{} does not run: {e}", pg_config.display()))?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    let (Some(version), Some(bindir)) = (lines.next(), lines.next()) else {
+        return Err(format!(
+            "{} --version --bindir answered {:?}{}",
+            pg_config.display(),
+            text.trim(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    };
+    let major: Option<u32> = version
+        .strip_prefix("PostgreSQL ")
+        .and_then(|v| v.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|m| m.parse().ok());
+    match major {
+        Some(m) if m >= 15 => {}
+        _ => return Err(format!("{} says {version:?}", pg_config.display())),
+    }
+    let bindir = PathBuf::from(bindir.trim());
+    for tool in ["initdb", "pg_ctl", "postgres"] {
+        if !bindir.join(tool).is_file() {
+            return Err(format!(
+                "{} names {}, which has no `{tool}` (only the client library is installed)",
+                pg_config.display(),
+                bindir.display()
+            ));
+        }
+    }
+    if rustix::process::geteuid().is_root()
+        && !Command::new("id")
+            .args(["-u", "postgres"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    {
+        return Err("running as root, and there is no `postgres` user to run initdb as".into());
+    }
+    Ok(bindir)
+}
+
+/// The tests skipped so far, printed again when the test binary exits.
+static SKIPPED: std::sync::Mutex<Vec<(String, Service)>> = std::sync::Mutex::new(Vec::new());
+
+/// Writes `line` to the real stderr (the harness captures only `eprint!`) and keeps the skip for
+/// the summary printed at exit.
+fn skipped(test: &str, service: Service, line: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "{line}");
+    let mut all = SKIPPED.lock().unwrap_or_else(|e| e.into_inner());
+    if all.is_empty() {
+        // SAFETY: `atexit` takes a plain function, registered once; `print_skipped` does not
+        // unwind (it neither panics nor calls anything that may: a poisoned lock is taken as
+        // is, and a failed write is ignored).
+        #[allow(unsafe_code)]
+        unsafe {
+            libc::atexit(print_skipped);
+        }
+    }
+    all.push((test.to_owned(), service));
+}
+
+/// At exit, after the harness's `test result:` line: the skipped tests again, and one command
+/// that installs what they need.
+extern "C" fn print_skipped() {
+    use std::fmt::Write as _;
+    use std::io::Write as _;
+    let mut all = SKIPPED.lock().unwrap_or_else(|e| e.into_inner());
+    all.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut out = format!(
+        "\nSKIPPED {} test(s) for want of a system service (with CI set they fail instead):\n",
+        all.len()
+    );
+    let mut packages: Vec<&str> = Vec::new();
+    for (test, service) in all.iter() {
+        let _ = writeln!(out, "  {test}: needs {}", service.name());
+        if !packages.contains(&service.package()) {
+            packages.push(service.package());
+        }
+    }
+    packages.sort_unstable();
+    let _ = writeln!(out, "install: apt-get install {}", packages.join(" "));
+    let _ = std::io::stderr().write_all(out.as_bytes());
+}
+
+/// A PostgreSQL cluster of its own in a temporary folder, on a loopback port (as root through
+/// `runuser -u postgres`, since `initdb` refuses root); stopped on drop. The usage-store tests
+/// and the fleet test write to it. `bin` is [`require_service`]'s folder for
+/// [`Service::Postgres`].
 pub struct Pg {
     dir: TempDir,
     port: u16,
+    bin: PathBuf,
 }
 
-pub const PG_BIN: &str = "/usr/lib/postgresql/15/bin";
 pub const PG_PASSWORD: &str = "usage-secret";
 
 impl Pg {
-    pub fn start() -> Pg {
-        assert!(
-            Path::new(PG_BIN).join("initdb").is_file(),
-            "PostgreSQL 15 is needed in {PG_BIN} (apt-get install postgresql-15)"
-        );
+    pub fn start(bin: &Path) -> Pg {
         let dir = TempDir::new().unwrap();
         if rustix::process::geteuid().is_root() {
             let ok = Command::new("chown")
@@ -209,7 +427,11 @@ impl Pg {
             .local_addr()
             .unwrap()
             .port();
-        let pg = Pg { dir, port };
+        let pg = Pg {
+            dir,
+            port,
+            bin: bin.to_path_buf(),
+        };
         pg.run(
             "initdb",
             &[
@@ -239,8 +461,8 @@ impl Pg {
     }
 
     /// A PostgreSQL tool, as the `postgres` user when we are root (`initdb` refuses root).
-    pub fn command(tool: &str) -> Command {
-        let exe = Path::new(PG_BIN).join(tool);
+    pub fn command(&self, tool: &str) -> Command {
+        let exe = self.bin.join(tool);
         if rustix::process::geteuid().is_root() {
             let mut c = Command::new("runuser");
             c.args(["-u", "postgres", "--"]).arg(exe);
@@ -251,7 +473,8 @@ impl Pg {
     }
 
     pub fn run(&self, tool: &str, args: &[&str]) {
-        let out = Self::command(tool)
+        let out = self
+            .command(tool)
             .args(args)
             .current_dir(self.dir.path())
             .stdin(Stdio::null())
@@ -314,7 +537,8 @@ impl Pg {
 
 impl Drop for Pg {
     fn drop(&mut self) {
-        let _ = Self::command("pg_ctl")
+        let _ = self
+            .command("pg_ctl")
             .args(["-D", &self.data(), "-m", "immediate", "-w", "stop"])
             .current_dir(self.dir.path())
             .stdin(Stdio::null())

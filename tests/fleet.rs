@@ -13,8 +13,8 @@
 //! - a SIGKILLed replica costs at most the requests in flight, nginx routes around it;
 //! - the `skill_served` rows in PostgreSQL equal the `get_skill` calls answered.
 //!
-//! Skipped (with a message) only when nginx is not installed and `CI` is unset; `.ci/run`
-//! installs it.
+//! Skipped aloud when nginx or PostgreSQL is not installed and `CI` is unset, failed when `CI` is
+//! set (`common::require_service`); `.ci/run` installs both.
 
 use std::io::{BufRead as _, BufReader};
 use std::path::PathBuf;
@@ -26,23 +26,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use tempfile::TempDir;
 
-use crate::common::{Pg, Remote, agent_skill_md, bin};
-
-/// nginx's path, or None (skip) when it is missing outside CI.
-fn nginx() -> Option<PathBuf> {
-    let found = ["/usr/sbin/nginx", "/usr/bin/nginx", "/usr/local/sbin/nginx"]
-        .into_iter()
-        .map(PathBuf::from)
-        .find(|p| p.is_file());
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "nginx is needed for the fleet test on CI (.ci/run installs it with apt-get)"
-        );
-        eprintln!("fleet test SKIPPED: nginx is not installed (apt-get install nginx-light)");
-    }
-    found
-}
+use crate::common::{Pg, Remote, Service, agent_skill_md, bin, require_service};
 
 /// A free loopback port (bound and released).
 fn free_port() -> u16 {
@@ -527,9 +511,15 @@ fn search_on(port: u16, query: &str) -> String {
 
 #[test]
 fn a_fleet_behind_nginx_restarts_without_a_failed_request() {
-    let Some(nginx_exe) = nginx() else { return };
+    const TEST: &str = "fleet::a_fleet_behind_nginx_restarts_without_a_failed_request";
+    let Some(nginx_bin) = require_service(Service::Nginx, TEST) else {
+        return;
+    };
+    let Some(pg_bin) = require_service(Service::Postgres, TEST) else {
+        return;
+    };
     let started = Instant::now();
-    let pg = Pg::start();
+    let pg = Pg::start(&pg_bin);
     let repo = Remote::new();
     let pdf = agent_skill_md(
         "pdf",
@@ -580,7 +570,7 @@ fn a_fleet_behind_nginx_restarts_without_a_failed_request() {
         .iter()
         .map(|r| (r.id.clone(), r.port, Member::In))
         .collect();
-    let nginx = Nginx::start(nginx_exe, &members);
+    let nginx = Nginx::start(nginx_bin.join("nginx"), &members);
     let set_member = |members: &mut Vec<(String, u16, Member)>, id: &str, m: Member| {
         for e in members.iter_mut() {
             if e.0 == id {

@@ -403,3 +403,129 @@ fn help_text_and_man_page_name_no_seed_or_spec_section() {
         }
     }
 }
+
+// ---- the system services some tests need (common::require_service) ----
+
+/// The tests of this binary that need a service, as the harness names them.
+const NEEDS_POSTGRES: &str = "usage::two_servers_on_one_postgres_under_load_give_exact_counts";
+const NEEDS_NGINX: &str = "fleet::a_fleet_behind_nginx_restarts_without_a_failed_request";
+
+/// This very test binary running `tests` alone (exact names), with no service on its search
+/// path (`SKILLS_MCP_TEST_SERVICE_PATH` naming an empty folder), `CI` set or not; stdout and
+/// stderr into one file, in the order they were written.
+fn run_without_services(tests: &[&str], ci: bool) -> (Option<i32>, String) {
+    let empty = TempDir::new().unwrap();
+    let log = empty.path().join("log");
+    let file = std::fs::File::create(&log).unwrap();
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.arg("--exact")
+        .args(tests)
+        .arg("--test-threads=1")
+        .env(crate::common::SERVICE_PATH_VAR, empty.path().join("bin"))
+        .env_remove("CI")
+        .stdin(Stdio::null())
+        .stdout(file.try_clone().unwrap())
+        .stderr(file);
+    if ci {
+        cmd.env("CI", "1");
+    }
+    let status = cmd.status().expect("run the test binary");
+    (status.code(), std::fs::read_to_string(&log).unwrap())
+}
+
+#[test]
+fn a_test_without_its_service_is_skipped_aloud_with_the_install_command() {
+    let (code, out) = run_without_services(&[NEEDS_POSTGRES, NEEDS_NGINX], false);
+    assert_eq!(code, Some(0), "{out}");
+    // On the real stderr (the harness swallows `eprintln!` of a passing test), naming the test,
+    // why, and the command.
+    assert!(
+        out.contains(&format!(
+            "SKIPPED {NEEDS_POSTGRES}: PostgreSQL 15 or later is needed (no `pg_config` on the search path); install: apt-get install postgresql\n"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!(
+            "SKIPPED {NEEDS_NGINX}: nginx is needed (no `nginx` on the search path); install: apt-get install nginx-light\n"
+        )),
+        "{out}"
+    );
+    assert!(out.contains("test result: ok. 2 passed"), "{out}");
+    // Said again at the end, after the harness's summary, with one command for all.
+    let result = out.find("test result:").unwrap();
+    let summary = out
+        .find("SKIPPED 2 test(s) for want of a system service")
+        .unwrap_or_else(|| panic!("no summary: {out}"));
+    assert!(summary > result, "{out}");
+    assert!(
+        out[summary..].contains("install: apt-get install nginx-light postgresql\n"),
+        "{out}"
+    );
+    for (test, needs) in [
+        (NEEDS_NGINX, "nginx"),
+        (NEEDS_POSTGRES, "PostgreSQL 15 or later"),
+    ] {
+        assert!(
+            out[summary..].contains(&format!("  {test}: needs {needs}\n")),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn a_test_without_its_service_fails_when_ci_is_set() {
+    let (code, out) = run_without_services(&[NEEDS_POSTGRES], true);
+    assert_eq!(code, Some(101), "{out}");
+    assert!(
+        out.contains(&format!(
+            "SKIPPED {NEEDS_POSTGRES}: PostgreSQL 15 or later is needed (no `pg_config` on the search path); install: apt-get install postgresql (CI is set: a missing service fails the run)"
+        )),
+        "{out}"
+    );
+    assert!(out.contains("test result: FAILED. 0 passed; 1 failed"), "{out}");
+    assert!(!out.contains("for want of a system service"), "{out}");
+}
+
+#[test]
+fn postgres_is_found_by_pg_config_version_15_or_later_with_its_server_tools() {
+    let dir = TempDir::new().unwrap();
+    let bindir = dir.path().join("pg/bin");
+    std::fs::create_dir_all(&bindir).unwrap();
+    let fake = |version: &str| {
+        let source = dir.path().join("pg_config.txt");
+        std::fs::write(
+            &source,
+            format!(
+                "#!/bin/sh\necho 'PostgreSQL {version}'\necho '{}'\n",
+                bindir.display()
+            ),
+        )
+        .unwrap();
+        let exe = dir.path().join("pg_config");
+        copy_executable(&source, &exe);
+        crate::common::postgres_bindir(&exe)
+    };
+    // Only the client library: no server tools in its bindir.
+    let e = fake("16.4").unwrap_err();
+    assert!(e.contains("which has no `initdb`"), "{e}");
+    for tool in ["initdb", "pg_ctl", "postgres"] {
+        std::fs::write(bindir.join(tool), "").unwrap();
+    }
+    let e = fake("14.13 (Debian 14.13-1)").unwrap_err();
+    assert!(e.contains("says \"PostgreSQL 14.13 (Debian 14.13-1)\""), "{e}");
+    let e = fake("devel").unwrap_err();
+    assert!(e.contains("says \"PostgreSQL devel\""), "{e}");
+    // As root, initdb runs as the `postgres` user: without one PostgreSQL is not usable.
+    let runnable = !rustix::process::geteuid().is_root()
+        || Command::new("id")
+            .args(["-u", "postgres"])
+            .output()
+            .is_ok_and(|o| o.status.success());
+    for version in ["15.20 (Debian 15.20-0+deb12u1)", "17.2"] {
+        match fake(version) {
+            Ok(found) => assert!(runnable && found == bindir, "{}", found.display()),
+            Err(e) => assert!(!runnable && e.contains("no `postgres` user"), "{e}"),
+        }
+    }
+}

@@ -1,8 +1,10 @@
 //! Tests: the usage store and `skills-mcp stats`.
 //!
 //! The real binary over stdio (a raw JSON-RPC client) records into SQLite from a fresh home, or
-//! into a real PostgreSQL 15 cluster each test starts in a temporary folder on a loopback port
-//! (as root through `runuser -u postgres`, since `initdb` refuses root) and stops. `stats --json`
+//! into a real PostgreSQL (15 or later, found by `pg_config`) cluster each test starts in a
+//! temporary folder on a loopback port (as root through `runuser -u postgres`, since `initdb`
+//! refuses root) and stops; without PostgreSQL those tests are skipped aloud (they fail when `CI`
+//! is set: `common::require_service`). `stats --json`
 //! is checked against the requests made.
 
 use std::io::{BufRead as _, BufReader, Write as _};
@@ -18,7 +20,7 @@ use skills_mcp::usage::store::Row;
 use skills_mcp::usage::{Location, RecordSubjects, Recorder, Store};
 use tempfile::TempDir;
 
-use crate::common::{PG_PASSWORD, Pg, agent_skill_md, bin, tree};
+use crate::common::{PG_PASSWORD, Pg, Service, agent_skill_md, bin, require_service, tree};
 
 /// Three skills: `pdf` and `csv` are found by their words, `zip` is never asked for.
 fn skills() -> TempDir {
@@ -474,7 +476,10 @@ fn periods_sparklines_and_database_urls() {
 
 #[test]
 fn two_servers_on_one_postgres_under_load_give_exact_counts() {
-    let pg = Pg::start();
+    let Some(pg_bin) = require_service(Service::Postgres, "usage::two_servers_on_one_postgres_under_load_give_exact_counts") else {
+        return;
+    };
+    let pg = Pg::start(&pg_bin);
     let root = skills();
     let (home_a, home_b) = (TempDir::new().unwrap(), TempDir::new().unwrap());
     let url = pg.url();
@@ -525,7 +530,10 @@ fn two_servers_on_one_postgres_under_load_give_exact_counts() {
 
 #[test]
 fn postgres_stopped_mid_load_loses_and_doubles_nothing() {
-    let pg = Pg::start();
+    let Some(pg_bin) = require_service(Service::Postgres, "usage::postgres_stopped_mid_load_loses_and_doubles_nothing") else {
+        return;
+    };
+    let pg = Pg::start(&pg_bin);
     let root = skills();
     let home = TempDir::new().unwrap();
     let url = pg.url();
@@ -560,7 +568,10 @@ fn postgres_stopped_mid_load_loses_and_doubles_nothing() {
 
 #[test]
 fn a_sigkilled_servers_buffered_events_arrive_after_its_restart() {
-    let pg = Pg::start();
+    let Some(pg_bin) = require_service(Service::Postgres, "usage::a_sigkilled_servers_buffered_events_arrive_after_its_restart") else {
+        return;
+    };
+    let pg = Pg::start(&pg_bin);
     pg.down();
     let root = skills();
     let home = TempDir::new().unwrap();
