@@ -37,13 +37,18 @@ fn root() -> TempDir {
 /// `serve` on `root` with stdin closed at once: it starts, logs its start-up lines, and stops.
 fn serve_once(root: &Path, args: &[&str], rust_log: Option<&str>) -> Output {
     let home = TempDir::new().unwrap();
+    serve_in(home.path(), root, args, rust_log)
+}
+
+/// [`serve_once`] with `home` as its home, current folder and cache folder (`home/cache`).
+fn serve_in(home: &Path, root: &Path, args: &[&str], rust_log: Option<&str>) -> Output {
     let mut cmd = bin();
     cmd.args(["serve", "--no-default-roots", "--root"])
         .arg(root)
         .args(args)
-        .current_dir(home.path())
-        .env("HOME", home.path())
-        .env("SKILLS_MCP_CACHE_DIR", home.path().join("cache"))
+        .current_dir(home)
+        .env("HOME", home)
+        .env("SKILLS_MCP_CACHE_DIR", home.join("cache"))
         .env_remove("RUST_LOG")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -88,6 +93,52 @@ fn start_up_lines_are_info_and_rust_log_or_log_level_quiets_them() {
     assert!(err(&flag).contains("skills indexed"), "{}", err(&flag));
     let flag = serve_once(root.path(), &["--log-level", "error"], Some("debug"));
     assert!(!err(&flag).contains("skills indexed"), "{}", err(&flag));
+}
+
+/// The start-up line's figures: `(skills, index ms, engine how, engine ms)` of
+/// `skills-mcp: N skills indexed in T ms; engine <how> in T ms; serving MCP on stdio`.
+fn start_up_figures(stderr: &str) -> (u64, u64, String, u64) {
+    let line = stderr
+        .lines()
+        .find(|l| l.contains(" skills indexed in "))
+        .unwrap_or_else(|| panic!("no start-up line: {stderr}"));
+    let (skills, rest) = line
+        .strip_prefix("skills-mcp: ")
+        .and_then(|l| l.split_once(" skills indexed in "))
+        .unwrap_or_else(|| panic!("{line}"));
+    let (index_ms, rest) = rest.split_once(" ms; engine ").unwrap_or_else(|| panic!("{line}"));
+    let (how, rest) = rest.split_once(" in ").unwrap_or_else(|| panic!("{line}"));
+    let (engine_ms, rest) = rest.split_once(" ms; ").unwrap_or_else(|| panic!("{line}"));
+    assert_eq!(rest, "serving MCP on stdio", "{line}");
+    (
+        skills.parse().unwrap(),
+        index_ms.parse().unwrap(),
+        how.to_owned(),
+        engine_ms.parse().unwrap(),
+    )
+}
+
+#[test]
+fn the_start_up_line_gives_the_engine_its_own_time_apart_from_the_index() {
+    let root = root();
+    let home = TempDir::new().unwrap();
+    // A first start compiles the engine (and caches it); the next loads it.
+    let first = serve_in(home.path(), root.path(), &[], None);
+    let (skills, _, how, _) = start_up_figures(&err(&first));
+    assert_eq!((skills, how.as_str()), (1, "compiled"), "{}", err(&first));
+    let cached = std::fs::read_dir(home.path().join("cache"))
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().ends_with(".cwasm"));
+    assert!(cached, "the compiled engine is cached");
+    let second = serve_in(home.path(), root.path(), &[], None);
+    let (skills, _, how, _) = start_up_figures(&err(&second));
+    assert_eq!(
+        (skills, how.as_str()),
+        (1, "loaded from the compiled-engine cache"),
+        "{}",
+        err(&second)
+    );
 }
 
 #[test]

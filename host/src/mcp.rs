@@ -962,24 +962,28 @@ pub fn open(loaded: &Loaded) -> Result<SkillsServer> {
 
 /// [`open`] with the shared state of other features.
 pub fn open_with(loaded: &Loaded, services: Services) -> Result<SkillsServer> {
-    let (server, _) = open_timed(loaded, services)?;
+    let (server, _, _) = open_timed(loaded, services)?;
     server.log_reports();
     Ok(server)
 }
 
 /// [`open_with`] without logging the findings, and how long the index build
 /// (`Catalog::open`) took.
-pub(crate) fn open_timed(loaded: &Loaded, services: Services) -> Result<(SkillsServer, Duration)> {
+/// The engine is made ready first (compiled, or loaded from the compiled-engine cache), so the
+/// time of the build is the index's alone; both are returned.
+pub(crate) fn open_timed(
+    loaded: &Loaded,
+    services: Services,
+) -> Result<(SkillsServer, Duration, crate::runtime::EngineStart)> {
+    let options = catalog_options(&loaded.config);
+    let engine = crate::runtime::Runtime::new(options.runtime.clone())?.engine_start();
     let started = std::time::Instant::now();
-    let catalog = Catalog::open(
-        catalog_roots(&loaded.roots),
-        catalog_options(&loaded.config),
-    )
-    .context("indexing the skill roots")?;
+    let catalog =
+        Catalog::open(catalog_roots(&loaded.roots), options).context("indexing the skill roots")?;
     crate::access::apply(&catalog, &loaded.config.access)?;
     let built = started.elapsed();
     let server = SkillsServer::with_services(catalog, loaded.config.clone(), services);
-    Ok((server, built))
+    Ok((server, built, engine))
 }
 
 /// The catalogue's roots for the configured ones (same order).

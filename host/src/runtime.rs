@@ -193,6 +193,27 @@ fn wt(e: wasmtime::Error) -> anyhow::Error {
 struct Shared {
     engine: Engine,
     pre: SkillsEnginePre<State>,
+    start: EngineStart,
+}
+
+/// How this process got its engine ready (once): compiled, or loaded from the compiled-engine
+/// cache, and how long that took (wasmtime's set-up, the compile or load, the linking).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EngineStart {
+    pub from_cache: bool,
+    pub duration: Duration,
+}
+
+impl fmt::Display for EngineStart {
+    /// `engine compiled in T ms` / `engine loaded from the compiled-engine cache in T ms`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let how = if self.from_cache {
+            "loaded from the compiled-engine cache"
+        } else {
+            "compiled"
+        };
+        write!(f, "engine {how} in {} ms", self.duration.as_millis())
+    }
 }
 
 static SHARED: OnceLock<Result<Shared, String>> = OnceLock::new();
@@ -206,6 +227,7 @@ fn shared(cache_dir: Option<&Path>) -> anyhow::Result<&'static Shared> {
 
 impl Shared {
     fn new(cache_dir: Option<&Path>) -> anyhow::Result<Self> {
+        let started = std::time::Instant::now();
         let mut config = Config::new();
         config.wasm_component_model(true);
         config.epoch_interruption(true);
@@ -217,7 +239,7 @@ impl Shared {
         let engine = Engine::new(&config)
             .map_err(wt)
             .context("configuring wasmtime")?;
-        let component = load_component(&engine, cache_dir)?;
+        let (component, from_cache) = load_component(&engine, cache_dir)?;
 
         let mut linker = Linker::<State>::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
@@ -244,7 +266,11 @@ impl Shared {
                 }
             })
             .context("starting the epoch ticker")?;
-        Ok(Self { engine, pre })
+        let start = EngineStart {
+            from_cache,
+            duration: started.elapsed(),
+        };
+        Ok(Self { engine, pre, start })
     }
 }
 
@@ -256,9 +282,14 @@ impl Shared {
 /// file (`<name>.sha256`, written after it), and that side file names the embedded component's
 /// SHA-256. The bytes that are checked are the bytes that are loaded (read once into memory).
 /// On any mismatch the component is compiled (with one warning) and the cache rewritten.
-fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> anyhow::Result<Component> {
+/// Also says whether it came from the cache.
+fn load_component(
+    engine: &Engine,
+    cache_dir: Option<&Path>,
+) -> anyhow::Result<(Component, bool)> {
     let compile = || {
         Component::new(engine, COMPONENT)
+            .map(|c| (c, false))
             .map_err(wt)
             .context("compiling the engine component")
     };
@@ -293,7 +324,7 @@ fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> anyhow::Result<C
                             let _ = f.set_modified(std::time::SystemTime::now());
                         }
                     }
-                    return Ok(component);
+                    return Ok((component, true));
                 }
                 Err(e) => tracing::warn!(
                     "ignoring the cached engine {}: {}; compiling it again",
@@ -309,7 +340,7 @@ fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> anyhow::Result<C
             crate::logsafe::EscapedPath(&file)
         ),
     }
-    let component = compile()?;
+    let (component, _) = compile()?;
     if let Err(e) = store_artifact(&component, dir, &file) {
         tracing::warn!(
             "could not cache the compiled engine in {}: {}",
@@ -317,7 +348,7 @@ fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> anyhow::Result<C
             crate::logsafe::Escaped(format!("{e:#}"))
         );
     }
-    Ok(component)
+    Ok((component, false))
 }
 
 /// The side file holding `<sha256 of the artifact> <sha256 of the embedded component>`.
@@ -580,6 +611,11 @@ impl Runtime {
 
     pub fn options(&self) -> &RuntimeOptions {
         &self.options
+    }
+
+    /// How the process's engine was made ready (the first runtime of the process did it).
+    pub fn engine_start(&self) -> EngineStart {
+        self.shared.start
     }
 
     /// A fresh instance of the engine reading files through `files`.
