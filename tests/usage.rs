@@ -611,3 +611,204 @@ fn a_sigkilled_servers_buffered_events_arrive_after_its_restart() {
     s.close();
     assert_eq!(pg.served().1, 41);
 }
+
+// ---- usage files are private ----
+
+/// A file's or folder's permission bits.
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o7777
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Waits until SQLite has made `db`'s `-wal` and `-shm` files (a write went through).
+fn wait_for_wal(db: &Path, server: &Client) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let wal = PathBuf::from(format!("{}-wal", db.display()));
+    let shm = PathBuf::from(format!("{}-shm", db.display()));
+    while !(wal.is_file() && shm.is_file()) {
+        assert!(
+            Instant::now() < deadline,
+            "no {} and -shm: {}",
+            wal.display(),
+            server.stderr_text()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Every file of `dir` (names and modes), sorted.
+fn modes(dir: &Path) -> Vec<(String, u32)> {
+    let mut out: Vec<(String, u32)> = std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), mode(&e.path())))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The usage files of a state folder: the store with its `-wal` and `-shm`, the buffer and its
+/// two lock files.
+fn usage_file_names(names: &[(String, u32)]) -> Vec<&str> {
+    let mut kinds: Vec<&str> = names
+        .iter()
+        .map(|(n, _)| match n.as_str() {
+            n if n.starts_with("usage-buffer-") && n.ends_with(".jsonl.writer.lock") => {
+                "buffer.writer.lock"
+            }
+            n if n.starts_with("usage-buffer-") && n.ends_with(".jsonl.lock") => "buffer.lock",
+            n if n.starts_with("usage-buffer-") && n.ends_with(".jsonl") => "buffer",
+            n => n,
+        })
+        .collect();
+    kinds.sort_unstable();
+    kinds
+}
+
+#[test]
+fn usage_files_are_created_private_in_a_private_state_folder() {
+    let root = skills();
+    let home = TempDir::new().unwrap();
+    let state = home.path().join(".local/state/skills-mcp");
+    let db = state.join("usage.sqlite3");
+    let mut server = Client::start(root.path(), home.path(), &[], &[]);
+    load(&mut server, 3, 1);
+    wait_for_wal(&db, &server);
+    // While it serves: the folder 0700, every file in it 0600 (the -wal and -shm included).
+    assert_eq!(mode(&state), 0o700);
+    let files = modes(&state);
+    assert_eq!(
+        usage_file_names(&files),
+        [
+            "buffer",
+            "buffer.lock",
+            "buffer.writer.lock",
+            "usage.sqlite3",
+            "usage.sqlite3-shm",
+            "usage.sqlite3-wal"
+        ],
+        "{files:?}"
+    );
+    for (name, m) in &files {
+        assert_eq!(*m, 0o600, "{name}");
+    }
+    let stderr = server.close();
+    assert!(!stderr.contains("made private"), "{stderr}");
+    assert_eq!(served(&stats(root.path(), home.path(), &[]), "pdf"), 3);
+}
+
+#[test]
+fn usage_files_others_could_read_are_tightened_at_start_with_one_line() {
+    let root = skills();
+    let home = TempDir::new().unwrap();
+    let state = home.path().join(".local/state/skills-mcp");
+    let db = state.join("usage.sqlite3");
+    let mut server = Client::start(root.path(), home.path(), &[], &[]);
+    load(&mut server, 2, 0);
+    server.close();
+    // As an older skills-mcp left them: the folder 0755, the files 0644.
+    let loosen = || {
+        set_mode(&state, 0o755);
+        for (name, _) in modes(&state) {
+            set_mode(&state.join(name), 0o644);
+        }
+    };
+    loosen();
+    let loose = modes(&state);
+    assert!(loose.len() >= 3, "{loose:?}");
+    let mut server = Client::start(root.path(), home.path(), &[], &[]);
+    load(&mut server, 1, 0);
+    wait_for_wal(&db, &server);
+    let stderr = server.close();
+    let lines: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("made private"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(
+        lines[0].contains(&format!("{} 755 -> 700", state.display())),
+        "{}",
+        lines[0]
+    );
+    for (name, _) in &loose {
+        assert!(
+            lines[0].contains(&format!("{name} 644 -> 600")),
+            "{name}: {}",
+            lines[0]
+        );
+    }
+    assert_eq!(mode(&state), 0o700);
+    for (name, m) in modes(&state) {
+        assert_eq!(m, 0o600, "{name}");
+    }
+    // Nothing left to change: no line.
+    let server = Client::start(root.path(), home.path(), &[], &[]);
+    let stderr = server.close();
+    assert!(!stderr.contains("made private"), "{stderr}");
+    // `stats` does the same before it reads.
+    loosen();
+    let out = bin()
+        .args(["--no-default-roots", "--root"])
+        .arg(root.path())
+        .args(["stats", "--json"])
+        .current_dir(home.path())
+        .env("HOME", home.path())
+        .env_remove("XDG_STATE_HOME")
+        .env_remove("SKILLS_MCP_DATABASE_URL")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(
+        stderr.lines().filter(|l| l.contains("made private")).count(),
+        1,
+        "{stderr}"
+    );
+    assert_eq!(mode(&state), 0o700);
+    assert_eq!(mode(&db), 0o600);
+}
+
+#[test]
+fn a_folder_the_operator_named_keeps_its_mode_and_new_files_in_it_are_private() {
+    let root = skills();
+    let home = TempDir::new().unwrap();
+    let ops = home.path().join("ops");
+    std::fs::create_dir(&ops).unwrap();
+    set_mode(&ops, 0o755);
+    let db = ops.join("usage.sqlite3");
+    let flag = ["--usage-db", db.to_str().unwrap()];
+    let mut server = Client::start(root.path(), home.path(), &[], &flag);
+    load(&mut server, 2, 0);
+    wait_for_wal(&db, &server);
+    assert_eq!(mode(&ops), 0o755, "the operator's folder is left as it is");
+    for (name, m) in modes(&ops) {
+        assert_eq!(m, 0o600, "{name}");
+    }
+    // The buffer is in the state folder, private.
+    let state = home.path().join(".local/state/skills-mcp");
+    assert_eq!(mode(&state), 0o700);
+    for (name, m) in modes(&state) {
+        assert_eq!(m, 0o600, "{name}");
+    }
+    server.close();
+    // A file the operator made readable by a group stays so: only the state folder is tightened.
+    set_mode(&db, 0o640);
+    let mut server = Client::start(root.path(), home.path(), &[], &flag);
+    load(&mut server, 1, 0);
+    let stderr = server.close();
+    assert_eq!((mode(&ops), mode(&db)), (0o755, 0o640), "{stderr}");
+    assert!(!stderr.contains("made private"), "{stderr}");
+    assert_eq!(
+        served(&stats(root.path(), home.path(), &flag[..]), "pdf"),
+        3
+    );
+}

@@ -28,7 +28,7 @@
 //! followed (a POST is not replayed elsewhere) and any non-2xx answer is a failure.
 
 use std::collections::VecDeque;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufRead as _, BufReader, Read as _, Seek as _, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -368,6 +368,9 @@ impl Analytics {
         let mut this = Self::new(config.clone());
         let env = |k: &str| std::env::var(k).ok();
         if let Some(location) = crate::usage::location(&config, &env) {
+            if let Some(state) = crate::usage::state_dir(&env) {
+                crate::usage::make_private(&state);
+            }
             let buffer = crate::usage::buffer_path(&location, &env);
             tracing::info!("usage: recording to the {location}");
             this.usage = Some(crate::usage::Recorder::start(
@@ -702,7 +705,7 @@ impl Inner {
         }
         let mut lock_path = self.buffer_path.clone().into_os_string();
         lock_path.push(".lock");
-        let lock_file = OpenOptions::new()
+        let lock_file = crate::usage::private_file()
             .create(true)
             .truncate(false)
             .write(true)
@@ -759,7 +762,11 @@ impl Inner {
         let body = serde_json::to_vec(&Value::Object(payload)).unwrap_or_default();
         match self.post(&body) {
             Ok(()) => {
-                File::create(&self.buffer_path)?;
+                crate::usage::private_file()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(&self.buffer_path)?;
                 if self.failing.swap(false, Ordering::AcqRel) {
                     tracing::info!("analytics: endpoint reachable again; delivered {count} events");
                 }
@@ -829,7 +836,11 @@ impl Inner {
         tmp.push(format!(".tmp-{}", std::process::id()));
         let tmp = PathBuf::from(tmp);
         {
-            let mut file = File::create(&tmp)?;
+            let mut file = crate::usage::private_file()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&tmp)?;
             let mut out = Vec::new();
             if dropped > 0 {
                 out.extend_from_slice(json!({ "dropped": dropped }).to_string().as_bytes());
@@ -857,7 +868,7 @@ struct BufferContents {
 /// a half-written line; returns the file for a caller that syncs it. The analytics sink and the
 /// usage store's buffer both append through here.
 pub(crate) fn append_lines(path: &Path, bytes: &[u8]) -> std::io::Result<std::fs::File> {
-    let mut file = OpenOptions::new()
+    let mut file = crate::usage::private_file()
         .create(true)
         .append(true)
         .read(true)

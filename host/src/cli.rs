@@ -463,6 +463,13 @@ fn stats(global: &GlobalArgs, args: &crate::usage::stats::StatsArgs) -> anyhow::
     let period = stats::Period::parse(&args.since, stats::now())?;
     let (catalog, config) = open(global, &[])?;
     let location = stats::location(args, &config.analytics)?;
+    // The store in the state folder: that folder and its files private before it is opened.
+    if let crate::usage::Location::Sqlite(file) = &location
+        && let Some(state) = crate::usage::state_dir(&|k| std::env::var(k).ok())
+        && file.parent() == Some(state.as_path())
+    {
+        crate::usage::make_private(&state);
+    }
     let index: Vec<String> = catalog
         .tree(None)?
         .into_iter()

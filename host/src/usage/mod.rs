@@ -93,6 +93,72 @@ pub fn state_dir(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
         .map(|h| PathBuf::from(h).join(".local/state/skills-mcp"))
 }
 
+/// Files created 0600 (read and written by their owner alone): they hold request texts and
+/// caller subjects. An existing file keeps its mode (see [`make_private`]).
+pub(crate) fn private_file() -> OpenOptions {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut options = OpenOptions::new();
+    options.mode(0o600);
+    options
+}
+
+/// The state folder made private, once per start (the server, `stats`): created 0700 by the
+/// rule the compiled-engine cache folder follows ([`crate::runtime::prepare_cache_dir`]); one
+/// that already exists loses the group and other bits (0700), and so do the files in it (0600:
+/// the usage store, its `-wal` and `-shm`, the buffers and their lock files), when they are
+/// ours. One warning says what was changed. Only the state folder: a folder the operator named
+/// (`--usage-db`, `analytics.store`) keeps its mode, and so does the file named there.
+pub fn make_private(dir: &Path) {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    let me = rustix::process::geteuid().as_raw();
+    let mut changed = Vec::new();
+    let mut tighten = |path: &Path, meta: &std::fs::Metadata| {
+        let was = meta.mode() & 0o7777;
+        if meta.uid() != me || was & 0o077 == 0 {
+            return;
+        }
+        let now = was & !0o077;
+        match std::fs::set_permissions(path, std::fs::Permissions::from_mode(now)) {
+            Ok(()) => changed.push(format!(
+                "{} {was:o} -> {now:o}",
+                crate::logsafe::EscapedPath(path)
+            )),
+            Err(e) => tracing::warn!(
+                "usage: cannot make {} private ({was:o} -> {now:o}): {e}",
+                crate::logsafe::EscapedPath(path)
+            ),
+        }
+    };
+    if let Ok(meta) = std::fs::symlink_metadata(dir)
+        && meta.is_dir()
+    {
+        tighten(dir, &meta);
+    }
+    if let Err(why) = crate::runtime::prepare_cache_dir(dir) {
+        tracing::warn!(
+            "usage: the state folder {}: {why}",
+            crate::logsafe::EscapedPath(dir)
+        );
+        return;
+    }
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            // Not through a symbolic link: only the files themselves.
+            if let Ok(meta) = entry.path().symlink_metadata()
+                && meta.is_file()
+            {
+                tighten(&entry.path(), &meta);
+            }
+        }
+    }
+    if !changed.is_empty() {
+        tracing::warn!(
+            "usage: made private (others could read the usage records): {}",
+            changed.join(", ")
+        );
+    }
+}
+
 /// Where the events go for this configuration: None when `analytics.store` is `off` (or no
 /// state folder is known for the default file).
 pub fn location(
@@ -509,7 +575,7 @@ fn open_lock_file(path: &Path) -> std::io::Result<File> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    OpenOptions::new()
+    private_file()
         .create(true)
         .truncate(false)
         .write(true)
@@ -543,7 +609,12 @@ fn drop_prefix(path: &Path, n: u64) -> std::io::Result<()> {
     let bytes = read_all(path)?;
     let rest = bytes.get(n as usize..).unwrap_or_default();
     if rest.is_empty() {
-        return File::create(path).map(drop);
+        return private_file()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map(drop);
     }
     replace(path, rest)
 }
@@ -554,7 +625,11 @@ fn replace(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     tmp.push(format!(".tmp-{}", std::process::id()));
     let tmp = PathBuf::from(tmp);
     {
-        let mut file = File::create(&tmp)?;
+        let mut file = private_file()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
         file.write_all(contents)?;
         file.sync_data()?;
     }

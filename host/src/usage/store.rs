@@ -194,6 +194,14 @@ impl Store {
                     std::fs::create_dir_all(dir)
                         .with_context(|| format!("creating {}", dir.display()))?;
                 }
+                // Created 0600 before SQLite opens it (an empty file is a new database); its
+                // `-wal` and `-shm` files take the main file's mode (SQLite's unix VFS).
+                super::private_file()
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(path)
+                    .with_context(|| format!("creating {}", path.display()))?;
                 let conn = rusqlite::Connection::open(path)?;
                 // Several servers (one per client window) share the file: readers never block
                 // the writer, and a writer waits its turn instead of failing at once.
