@@ -245,10 +245,7 @@ impl Service {
             .ok_or_else(|| format!("no `{}` on the search path", self.program()))?;
         match self {
             Service::Postgres => postgres_bindir(&program),
-            _ => Ok(program
-                .parent()
-                .map(Path::to_path_buf)
-                .unwrap_or_default()),
+            _ => Ok(program.parent().map(Path::to_path_buf).unwrap_or_default()),
         }
     }
 }

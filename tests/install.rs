@@ -483,7 +483,10 @@ fn a_test_without_its_service_fails_when_ci_is_set() {
         )),
         "{out}"
     );
-    assert!(out.contains("test result: FAILED. 0 passed; 1 failed"), "{out}");
+    assert!(
+        out.contains("test result: FAILED. 0 passed; 1 failed"),
+        "{out}"
+    );
     assert!(!out.contains("for want of a system service"), "{out}");
 }
 
@@ -513,7 +516,10 @@ fn postgres_is_found_by_pg_config_version_15_or_later_with_its_server_tools() {
         std::fs::write(bindir.join(tool), "").unwrap();
     }
     let e = fake("14.13 (Debian 14.13-1)").unwrap_err();
-    assert!(e.contains("says \"PostgreSQL 14.13 (Debian 14.13-1)\""), "{e}");
+    assert!(
+        e.contains("says \"PostgreSQL 14.13 (Debian 14.13-1)\""),
+        "{e}"
+    );
     let e = fake("devel").unwrap_err();
     assert!(e.contains("says \"PostgreSQL devel\""), "{e}");
     // As root, initdb runs as the `postgres` user: without one PostgreSQL is not usable.

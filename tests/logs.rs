@@ -106,7 +106,9 @@ fn start_up_figures(stderr: &str) -> (u64, u64, String, u64) {
         .strip_prefix("skills-mcp: ")
         .and_then(|l| l.split_once(" skills indexed in "))
         .unwrap_or_else(|| panic!("{line}"));
-    let (index_ms, rest) = rest.split_once(" ms; engine ").unwrap_or_else(|| panic!("{line}"));
+    let (index_ms, rest) = rest
+        .split_once(" ms; engine ")
+        .unwrap_or_else(|| panic!("{line}"));
     let (how, rest) = rest.split_once(" in ").unwrap_or_else(|| panic!("{line}"));
     let (engine_ms, rest) = rest.split_once(" ms; ").unwrap_or_else(|| panic!("{line}"));
     assert_eq!(rest, "serving MCP on stdio", "{line}");

@@ -476,7 +476,10 @@ fn periods_sparklines_and_database_urls() {
 
 #[test]
 fn two_servers_on_one_postgres_under_load_give_exact_counts() {
-    let Some(pg_bin) = require_service(Service::Postgres, "usage::two_servers_on_one_postgres_under_load_give_exact_counts") else {
+    let Some(pg_bin) = require_service(
+        Service::Postgres,
+        "usage::two_servers_on_one_postgres_under_load_give_exact_counts",
+    ) else {
         return;
     };
     let pg = Pg::start(&pg_bin);
@@ -530,7 +533,10 @@ fn two_servers_on_one_postgres_under_load_give_exact_counts() {
 
 #[test]
 fn postgres_stopped_mid_load_loses_and_doubles_nothing() {
-    let Some(pg_bin) = require_service(Service::Postgres, "usage::postgres_stopped_mid_load_loses_and_doubles_nothing") else {
+    let Some(pg_bin) = require_service(
+        Service::Postgres,
+        "usage::postgres_stopped_mid_load_loses_and_doubles_nothing",
+    ) else {
         return;
     };
     let pg = Pg::start(&pg_bin);
@@ -568,7 +574,10 @@ fn postgres_stopped_mid_load_loses_and_doubles_nothing() {
 
 #[test]
 fn a_sigkilled_servers_buffered_events_arrive_after_its_restart() {
-    let Some(pg_bin) = require_service(Service::Postgres, "usage::a_sigkilled_servers_buffered_events_arrive_after_its_restart") else {
+    let Some(pg_bin) = require_service(
+        Service::Postgres,
+        "usage::a_sigkilled_servers_buffered_events_arrive_after_its_restart",
+    ) else {
         return;
     };
     let pg = Pg::start(&pg_bin);
@@ -650,7 +659,12 @@ fn modes(dir: &Path) -> Vec<(String, u32)> {
     let mut out: Vec<(String, u32)> = std::fs::read_dir(dir)
         .unwrap()
         .flatten()
-        .map(|e| (e.file_name().to_string_lossy().into_owned(), mode(&e.path())))
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                mode(&e.path()),
+            )
+        })
         .collect();
     out.sort();
     out
@@ -769,7 +783,10 @@ fn usage_files_others_could_read_are_tightened_at_start_with_one_line() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert_eq!(
-        stderr.lines().filter(|l| l.contains("made private")).count(),
+        stderr
+            .lines()
+            .filter(|l| l.contains("made private"))
+            .count(),
         1,
         "{stderr}"
     );
