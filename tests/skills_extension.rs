@@ -24,6 +24,7 @@ use crate::common::{bin, bundled_skills, fixtures};
 use crate::mcp::{
     Connected, bytes_of, call, code, connect, ok, server, server_with, within, write,
 };
+use skills_mcp::runtime::{Entry, EntryKind};
 
 /// The Agent Skills naming rule, written out as the suite's regular expression says it:
 /// `^(?!.*--)[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$`.
@@ -591,22 +592,20 @@ async fn every_listed_corpus_skill_follows_the_rules() {
 struct NamesCompared {
     skills: usize,
     listed: usize,
-    /// Not served: no name, or another skill's ext path.
-    left_out: usize,
-    /// Named by the engine as check-skill names it, left out by the host for its size.
-    too_large: usize,
+    /// Left out of `skills/list`, each with why (`check-skill`'s `left-out`), by skill path.
+    left_out: BTreeMap<String, String>,
 }
 
-/// For every skill of `root`: the name `check-skill` gives its file (what the editor and the
-/// JS package's `checkSkill` show) is the name `skills/list` serves it under; a skill
-/// `skills/list` does not serve has no name, a finding that says it was left out (its ext path
-/// is another skill's), or is over the host's size limits with the engine naming it the same.
-/// One index build: the server's; the checks are one-file builds.
+/// For every skill of `root`: `check-skill` against the server's index (what the editor runs,
+/// with the entries of the skill's folder) says what `skills/list` does with it: listed under
+/// the same URI and name, or left out, with the reason the index's own finding gives (another
+/// skill holds that URI, or a limit with its figures, or no valid name).
 async fn served_names_agree(root: &Path) -> NamesCompared {
     let server = server(root);
     let catalog = server.catalog().clone();
     let client = connect(server).await;
-    let served: BTreeMap<String, String> = client
+    // skill path -> (URI, name) as `skills/list` serves it (the URI's last segment the name).
+    let served: BTreeMap<String, (String, String)> = client
         .list_all_skills()
         .await
         .unwrap()
@@ -621,37 +620,45 @@ async fn served_names_agree(root: &Path) -> NamesCompared {
                 .unwrap()
                 .to_string();
             assert_eq!(final_segment(&s.uri), Some(name.as_str()), "{}", s.uri);
-            (path, name)
+            (path, (s.uri, name))
         })
         .collect();
     client.cancel().await.unwrap();
     tokio::task::block_in_place(|| {
-        let left_out: HashSet<String> = catalog
+        // The index's own findings: why each skill left out is left out.
+        let findings: BTreeMap<String, Vec<String>> = catalog
             .diagnostics()
             .unwrap()
             .into_iter()
-            .filter(|d| d.message.contains("left out of the Skills extension"))
-            .map(|d| d.path)
-            .collect();
-        // The engine's list (its names), and the skills the host leaves out for their size
-        // (over 512 files or 16 MiB, docs/skills-extension.md).
-        let engine_names: BTreeMap<String, String> = catalog
+            .filter(|d| d.message.contains("Skills extension"))
+            .fold(BTreeMap::new(), |mut m, d| {
+                m.entry(d.path).or_default().push(d.message);
+                m
+            });
+        let ext_paths: BTreeMap<String, String> = catalog
             .extension_skills()
             .unwrap()
             .into_iter()
-            .map(|e| (e.skill_path, e.name))
+            .map(|e| (e.skill_path, e.ext_path))
             .collect();
-        let too_large = |skill_path: &str| {
-            let files = catalog.manifest(skill_path).unwrap();
-            files.len() > 512 || files.iter().map(|f| f.size).sum::<u64>() > 16 << 20
-        };
         let skills = catalog.skills().unwrap();
         let mut problems = Vec::new();
-        let mut too_large_count = 0;
+        let mut left_out = BTreeMap::new();
         let mut listed = 0;
         for s in &skills {
             let bytes = catalog.read_file(s.root, &s.file, 16 << 20).unwrap();
-            let check = catalog.check_skill(&s.file, &bytes, &[]).unwrap();
+            // The editor hands over the entries of the skill's folder, with their sizes.
+            let listing: Vec<Entry> = catalog
+                .manifest(&s.skill_path)
+                .unwrap()
+                .into_iter()
+                .map(|f| Entry {
+                    path: f.path,
+                    kind: EntryKind::File,
+                    size: f.size,
+                })
+                .collect();
+            let check = catalog.check_skill(&s.file, &bytes, &listing).unwrap();
             let checked_path = check.skill.as_ref().map(|c| c.skill_path.as_str());
             if checked_path != Some(s.skill_path.as_str()) {
                 problems.push(format!(
@@ -662,25 +669,39 @@ async fn served_names_agree(root: &Path) -> NamesCompared {
                 ));
                 continue;
             }
-            let engine_name = engine_names.get(&s.skill_path);
-            if served.contains_key(&s.skill_path) && served.get(&s.skill_path) != engine_name {
+            let said: Vec<&String> = check
+                .diagnostics
+                .iter()
+                .map(|d| &d.message)
+                .filter(|m| m.contains("Skills extension"))
+                .collect();
+            let found: Vec<&String> = findings.get(&s.file).into_iter().flatten().collect();
+            if said != found {
                 problems.push(format!(
-                    "{}: skills/list serves {:?}, extension-skills says {engine_name:?}",
-                    s.skill_path,
-                    served.get(&s.skill_path)
+                    "{}: check-skill finds {said:?}, the index {found:?}",
+                    s.skill_path
                 ));
             }
-            match (served.get(&s.skill_path), &check.served_name) {
-                (Some(name), Some(checked)) if name == checked => listed += 1,
-                (None, None) => {}
-                (None, Some(_)) if left_out.contains(&s.file) => {}
-                (None, Some(checked))
-                    if engine_name == Some(checked) && too_large(&s.skill_path) =>
+            // Listed: the same ext path as the engine's list the server serves from, and the
+            // same name as `skills/list` gives.
+            let listed_as = served
+                .get(&s.skill_path)
+                .map(|(_, name)| (ext_paths.get(&s.skill_path).cloned(), name.clone()));
+            let checked = check
+                .ext_path
+                .clone()
+                .map(|ext| (Some(ext), check.served_name.clone().unwrap_or_default()));
+            match (listed_as, checked, &check.left_out) {
+                (Some(list), Some(checked), None) if list == checked => listed += 1,
+                (None, None, Some(why))
+                    if found.iter().any(|f| {
+                        f.starts_with("left out of the Skills extension") && f.contains(why)
+                    }) =>
                 {
-                    too_large_count += 1
+                    left_out.insert(s.skill_path.clone(), why.clone());
                 }
-                (served, checked) => problems.push(format!(
-                    "{}: skills/list serves {served:?}, check-skill says {checked:?}",
+                (list, checked, why) => problems.push(format!(
+                    "{}: skills/list serves {list:?}, check-skill says {checked:?}, left out: {why:?}",
                     s.skill_path
                 )),
             }
@@ -696,25 +717,72 @@ async fn served_names_agree(root: &Path) -> NamesCompared {
         NamesCompared {
             skills: skills.len(),
             listed,
-            left_out: skills.len() - listed - too_large_count,
-            too_large: too_large_count,
+            left_out,
         }
     })
 }
 
+/// The small case, always run: two folder names that map to one URI, a skill over the 16 MiB
+/// limit (a sparse file: its size is what counts), one over 512 files, one with no valid name.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn check_skill_gives_the_name_skills_list_serves() {
+async fn check_skill_and_skills_list_agree_on_collisions_and_limits() {
+    within(async {
+        let dir = TempDir::new().unwrap();
+        let root = dir.path();
+        agent(root, "docker-hub-automation", "docker-hub-automation", "Docker Hub one");
+        agent(root, "docker_hub-automation", "docker_hub-automation", "Docker Hub two");
+        agent(root, "big", "big", "A skill with a large data file");
+        let data = std::fs::File::create(root.join("big/data.bin")).unwrap();
+        data.set_len(17 << 20).unwrap();
+        agent(root, "many", "many", "A skill with many references");
+        for n in 0..512 {
+            write(root, &format!("many/refs/{n}.md"), "x");
+        }
+        agent(root, "enough", "enough", "A skill with 511 references");
+        for n in 0..511 {
+            write(root, &format!("enough/refs/{n}.md"), "x");
+        }
+        agent(root, "日本", "nihon", "Japanese folder");
+        agent(root, "pdf", "pdf", "Fill PDF forms");
+        let c = served_names_agree(root).await;
+        assert_eq!((c.skills, c.listed), (7, 3), "{:?}", c.left_out);
+        let big_md = std::fs::metadata(root.join("big/SKILL.md")).unwrap().len();
+        let want: BTreeMap<String, String> = [
+            (
+                "big",
+                format!(
+                    "its files total {} bytes, over the limit of 16777216 (16 MiB)",
+                    (17 << 20) + big_md
+                ),
+            ),
+            (
+                "docker_hub-automation",
+                "`skill://docker-hub-automation/SKILL.md` is the skill `docker-hub-automation`"
+                    .into(),
+            ),
+            ("many", "it has 513 files, over the limit of 512".into()),
+            (
+                "日本",
+                "`日本` is not a valid skill name (1-64 of a-z, 0-9 and single `-`) and none can be derived from it".into(),
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect();
+        assert_eq!(c.left_out, want);
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn check_skill_gives_the_verdict_skills_list_gives() {
     within(async {
         let started = Instant::now();
         let bundled = served_names_agree(&bundled_skills()).await;
-        assert_eq!(
-            (bundled.left_out, bundled.too_large),
-            (0, 0),
-            "every bundled skill is served"
-        );
+        assert!(bundled.left_out.is_empty(), "every bundled skill is served");
         assert!(bundled.skills >= 12, "{}", bundled.skills);
         eprintln!(
-            "bundled: {} skills, the same name for each, in {:?}",
+            "bundled: {} skills, the same verdict for each, in {:?}",
             bundled.skills,
             started.elapsed()
         );
@@ -734,13 +802,15 @@ async fn check_skill_gives_the_name_skills_list_serves() {
         let c = served_names_agree(&corpus).await;
         assert!(c.skills > 2600, "{}", c.skills);
         eprintln!(
-            "corpus: {} skills, {} served under check-skill's name, {} left out (no name, or another skill's path), {} over the size limits, in {:?}",
+            "corpus: {} skills, the same verdict for each: {} listed, {} left out, in {:?}",
             c.skills,
             c.listed,
-            c.left_out,
-            c.too_large,
+            c.left_out.len(),
             started.elapsed()
         );
+        for (path, why) in &c.left_out {
+            eprintln!("  left out: {path}: {why}");
+        }
     })
     .await
 }

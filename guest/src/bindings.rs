@@ -416,6 +416,15 @@ impl x::GuestIndex for IndexResource {
         editor::score_draft(&self.get(), path, bytes, requests, limit)
     }
 
+    fn check_skill(
+        &self,
+        path: String,
+        bytes: Vec<u8>,
+        listing: Vec<t::Entry>,
+    ) -> Result<x::SkillCheck, t::Error> {
+        editor::check_skill_in(&self.get(), path, bytes, listing)
+    }
+
     fn set_access(&self, rules: Vec<t::AccessRule>) -> Result<Vec<t::AccessFinding>, t::Error> {
         let rules = rules
             .into_iter()
@@ -618,15 +627,34 @@ mod editor {
     ) -> Result<x::SkillCheck, t::Error> {
         let listing = listing.into_iter().map(entry).collect();
         e::check_skill(&config(c), &path, &bytes, listing)
-            .map(|c| x::SkillCheck {
-                skill: c.skill.map(skill),
-                worst: c.worst.map(severity),
-                diagnostics: c.diagnostics.into_iter().map(diagnostic).collect(),
-                frontmatter_json: c.frontmatter_json,
-                served_name: c.served_name,
-                served_description: c.served_description,
-            })
+            .map(skill_check)
             .map_err(error)
+    }
+
+    pub fn check_skill_in(
+        index: &crate::Index,
+        path: String,
+        bytes: Vec<u8>,
+        listing: Vec<t::Entry>,
+    ) -> Result<x::SkillCheck, t::Error> {
+        let listing = listing.into_iter().map(entry).collect();
+        index
+            .check_skill(&path, &bytes, listing)
+            .map(skill_check)
+            .map_err(error)
+    }
+
+    fn skill_check(c: e::SkillCheck) -> x::SkillCheck {
+        x::SkillCheck {
+            skill: c.skill.map(skill),
+            worst: c.worst.map(severity),
+            diagnostics: c.diagnostics.into_iter().map(diagnostic).collect(),
+            frontmatter_json: c.frontmatter_json,
+            served_name: c.served_name,
+            served_description: c.served_description,
+            ext_path: c.ext_path,
+            left_out: c.left_out,
+        }
     }
 
     pub fn score_draft(

@@ -116,14 +116,24 @@ impl Listing {
     /// The files of the Agent Skills folder `folder` that belong to it (nested skills' files
     /// excluded), except `skill_file`: relative to the folder, sorted, with sizes.
     pub fn folder_files(&self, folder: &str, skill_file: &str) -> Vec<(String, u64)> {
+        self.folder_entries(folder, skill_file)
+            .map(|(p, s)| (paths::strip_dir(p, folder).to_owned(), s))
+            .collect()
+    }
+
+    /// [`Listing::folder_files`] as paths relative to the root, without copying them.
+    pub fn folder_entries<'a>(
+        &'a self,
+        folder: &str,
+        skill_file: &'a str,
+    ) -> impl Iterator<Item = (&'a str, u64)> + 'a {
         let range = self.range_under(folder);
         let own = u32::try_from(folder.len()).unwrap_or(NO_OWNER);
         self.files[range.clone()]
             .iter()
             .zip(&self.owners[range])
-            .filter(|((p, _), o)| **o == own && !bytes::eq_str(p, skill_file))
-            .map(|((p, s), _)| (paths::strip_dir(p, folder).to_owned(), *s))
-            .collect()
+            .filter(move |((p, _), o)| **o == own && !bytes::eq_str(p, skill_file))
+            .map(|((p, s), _)| (&**p, *s))
     }
 
     /// Files inside `dir` that no Agent Skills folder owns, sorted, with sizes (the resource

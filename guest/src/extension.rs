@@ -20,9 +20,17 @@
 //!
 //! A name depends only on the skill's own path, so it is stable across reloads. One ext path
 //! serves one skill: a skill listed under its own skill path wins over a category node, which
-//! wins over a derived name, then the smaller skill path wins; the others are left out of the
-//! extension with a warning that `validate` shows. Left out of the extension only: the tools
-//! serve every skill by its skill path.
+//! wins over a derived name, then the smaller skill path wins ([`precedence`]); the others are left
+//! out of the extension with a warning that `validate` shows. Left out of the extension only:
+//! the tools serve every skill by its skill path.
+//!
+//! # Limits
+//! A skill with more than [`MAX_FILES`] files or [`MAX_BYTES`] bytes (all its files together)
+//! is left out too ([`over_limits`], with its figures), and takes no ext path from another. Its
+//! files are those of its manifest as the listing gives them (sizes included): for an Agent
+//! Skills folder its `SKILL.md` and the folder's other files, for a hierarchical file the
+//! generated `SKILL.md` (counted at the size of the file it is made from), the file itself and
+//! its resource folder's files ([`Size`]).
 //!
 //! # Served frontmatter
 //! The entry's `frontmatter` and the served `SKILL.md` come from one text ([`fix_frontmatter`]):
@@ -36,6 +44,48 @@ use crate::frontmatter::{self, Block};
 
 /// Longest skill name (Agent Skills).
 pub const NAME_MAX: usize = 64;
+
+/// Most files a skill may have to be listed (its `SKILL.md` included).
+pub const MAX_FILES: u64 = 512;
+/// Most bytes a skill's files may total to be listed (16 MiB).
+pub const MAX_BYTES: u64 = 16 * 1024 * 1024;
+
+/// What the extension would serve of a skill: how many files, how many bytes in all (see the
+/// module docs, "Limits").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Size {
+    pub files: u64,
+    pub bytes: u64,
+}
+
+/// Why a skill of `size` is left out, or `None` when it is within [`MAX_FILES`] and
+/// [`MAX_BYTES`].
+pub fn over_limits(size: Size) -> Option<String> {
+    if size.files > MAX_FILES {
+        return Some(format!(
+            "it has {} files, over the limit of {MAX_FILES}",
+            size.files
+        ));
+    }
+    if size.bytes > MAX_BYTES {
+        return Some(format!(
+            "its files total {} bytes, over the limit of {MAX_BYTES} (16 MiB)",
+            size.bytes
+        ));
+    }
+    None
+}
+
+/// The order in which the skills asking for one ext path take it, the first winning: by how
+/// each came by it (its own path, a category node, a derived name), then by skill path.
+pub fn precedence(kind: Kind, skill_path: &str) -> (Kind, &str) {
+    (kind, skill_path)
+}
+
+/// Why a skill is left out when another holds the ext path it asks for.
+pub fn held_by(ext_path: &str, winner: &str) -> String {
+    format!("`skill://{ext_path}/SKILL.md` is the skill `{winner}`")
+}
 
 /// The Agent Skills naming rule: 1-64 characters of `a-z`, `0-9` and `-`, no leading, trailing
 /// or consecutive `-`.
@@ -149,17 +199,25 @@ pub struct ExtensionMap {
     pub by_skill: Vec<Result<usize, String>>,
     /// Per skill: how it came by its ext path (`None` when left out).
     pub kinds: Vec<Option<Kind>>,
+    /// `(position in listed, skill)` of the skills that asked for a listed ext path and lost
+    /// it, sorted: who would take it if its holder went (see [`ExtensionMap::holder`]).
+    pub losers: Vec<(usize, usize)>,
 }
 
 impl ExtensionMap {
-    /// The map for `skill_paths` (any order; indices are positions in it).
-    pub fn new<'a>(skill_paths: impl ExactSizeIterator<Item = &'a str>) -> Self {
-        let n = skill_paths.len();
+    /// The map for `skills`: each one's skill path and [`Size`] (any order; indices are
+    /// positions in it).
+    pub fn new<'a>(skills: impl ExactSizeIterator<Item = (&'a str, Size)>) -> Self {
+        let n = skills.len();
         let mut by_skill: Vec<Result<usize, String>> = Vec::with_capacity(n);
         let mut kinds = vec![None; n];
         let mut wanted: Vec<(String, Kind, &str, usize)> = Vec::with_capacity(n);
-        for (i, path) in skill_paths.enumerate() {
-            match candidate(path) {
+        for (i, (path, size)) in skills.enumerate() {
+            let asked = match over_limits(size) {
+                Some(why) => Err(why),
+                None => candidate(path),
+            };
+            match asked {
                 Ok((ext, kind)) => {
                     by_skill.push(Ok(0));
                     wanted.push((ext, kind, path, i));
@@ -168,16 +226,19 @@ impl ExtensionMap {
             }
         }
         // Per ext path, the winner first.
-        wanted.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)).then_with(|| a.2.cmp(b.2)));
+        wanted.sort_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| precedence(a.1, a.2).cmp(&precedence(b.1, b.2)))
+        });
         let mut listed: Vec<(String, usize)> = Vec::with_capacity(wanted.len());
+        let mut losers = Vec::new();
         let mut winner_path = "";
         for (ext, kind, path, i) in wanted {
             if let Some((last, _)) = listed.last()
                 && *last == ext
             {
-                by_skill[i] = Err(format!(
-                    "`skill://{ext}/SKILL.md` is the skill `{winner_path}`"
-                ));
+                by_skill[i] = Err(held_by(&ext, winner_path));
+                losers.push((listed.len() - 1, i));
                 continue;
             }
             by_skill[i] = Ok(listed.len());
@@ -189,6 +250,7 @@ impl ExtensionMap {
             listed,
             by_skill,
             kinds,
+            losers,
         }
     }
 
@@ -198,6 +260,32 @@ impl ExtensionMap {
             .binary_search_by(|(e, _)| e.as_str().cmp(ext_path))
             .ok()
             .map(|k| self.listed[k].1)
+    }
+
+    /// The skill that holds `ext_path` once the skill at `skill_path` is taken away (an
+    /// editor's draft replaces it), by the rule of [`ExtensionMap::new`]: the listed one, or
+    /// when that is the one taken away, the best of those it beat. `paths` gives a skill's
+    /// path by its index.
+    pub fn holder<'p>(
+        &self,
+        ext_path: &str,
+        skill_path: &str,
+        paths: impl Fn(usize) -> &'p str,
+    ) -> Option<(Kind, usize)> {
+        let k = self
+            .listed
+            .binary_search_by(|(e, _)| e.as_str().cmp(ext_path))
+            .ok()?;
+        let winner = self.listed[k].1;
+        if paths(winner) != skill_path {
+            return self.kinds[winner].map(|kind| (kind, winner));
+        }
+        let at = self.losers.partition_point(|&(l, _)| l < k);
+        self.losers[at..]
+            .iter()
+            .take_while(|&&(l, _)| l == k)
+            .filter_map(|&(_, i)| Some((candidate(paths(i)).ok()?.1, i)))
+            .min_by(|a, b| precedence(a.0, paths(a.1)).cmp(&precedence(b.0, paths(b.1))))
     }
 
     /// The ext path of skill `i`, or why it is left out.
@@ -439,7 +527,7 @@ mod tests {
             "x/日本",
             "zz_top",
         ];
-        let map = ExtensionMap::new(paths.iter().copied());
+        let map = ExtensionMap::new(paths.iter().map(|p| (*p, Size::default())));
         assert_eq!(map.ext_path(0), Ok("api"));
         assert!(map.ext_path(1).unwrap_err().contains("is the skill `api`"));
         assert_eq!(map.ext_path(2), Ok("docker-hub-automation"));
@@ -452,8 +540,68 @@ mod tests {
         assert_eq!(map.skill_at("ui"), Some(4));
         assert_eq!(map.skill_at("ui/_index"), None);
         // Order of the input does not matter.
-        let reversed = ExtensionMap::new(paths.iter().rev().copied());
+        let reversed = ExtensionMap::new(paths.iter().rev().map(|p| (*p, Size::default())));
         assert_eq!(reversed.skill_at("api"), Some(paths.len() - 1));
+    }
+
+    #[test]
+    fn a_skill_over_a_limit_is_left_out_and_takes_no_path() {
+        let at = |files, bytes| Size { files, bytes };
+        assert_eq!(over_limits(at(MAX_FILES, MAX_BYTES)), None);
+        assert_eq!(
+            over_limits(at(MAX_FILES + 1, 10)).as_deref(),
+            Some("it has 513 files, over the limit of 512")
+        );
+        assert_eq!(
+            over_limits(at(3, MAX_BYTES + 1)).as_deref(),
+            Some("its files total 16777217 bytes, over the limit of 16777216 (16 MiB)")
+        );
+        // `docker-hub-automation` is too large: `docker_hub-automation` takes its URI.
+        let skills = [
+            ("docker-hub-automation", at(600, 1)),
+            ("docker_hub-automation", at(2, 100)),
+        ];
+        let map = ExtensionMap::new(skills.into_iter());
+        assert_eq!(
+            map.ext_path(0),
+            Err("it has 600 files, over the limit of 512")
+        );
+        assert_eq!(map.ext_path(1), Ok("docker-hub-automation"));
+        assert_eq!(map.kinds[1], Some(Kind::Derived));
+        assert!(map.losers.is_empty());
+    }
+
+    #[test]
+    fn the_holder_of_a_path_once_a_skill_is_taken_away() {
+        let paths = [
+            "docker-hub-automation",
+            "docker_hub-automation",
+            "docker__hub-automation",
+            "x/_index",
+            "x",
+        ];
+        let map = ExtensionMap::new(paths.iter().map(|p| (*p, Size::default())));
+        let path = |i: usize| paths[i];
+        // The listed one, unless it is the one taken away; then the best it beat.
+        assert_eq!(
+            map.holder("docker-hub-automation", "zzz", path),
+            Some((Kind::Own, 0))
+        );
+        assert_eq!(
+            map.holder("docker-hub-automation", "docker_hub-automation", path),
+            Some((Kind::Own, 0))
+        );
+        assert_eq!(
+            map.holder("docker-hub-automation", "docker-hub-automation", path),
+            Some((Kind::Derived, 2)),
+            "`docker__hub-automation` < `docker_hub-automation`"
+        );
+        assert_eq!(map.holder("x", "x", path), Some((Kind::Category, 3)));
+        assert_eq!(map.holder("x", "x/_index", path), Some((Kind::Own, 4)));
+        assert_eq!(map.holder("nothing", "x", path), None);
+        // Alone in its path: nobody once it goes.
+        let one = ExtensionMap::new([("a", Size::default())].into_iter());
+        assert_eq!(one.holder("a", "a", |_| "a"), None);
     }
 
     #[test]

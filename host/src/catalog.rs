@@ -624,16 +624,17 @@ impl Catalog {
         self.with_index(|g, i| g.manifest(i, skill_path))
     }
 
-    /// Check one skill file from its bytes with the engine's `check-skill` (what editors run):
-    /// `path` relative to its root, `listing` the root's entries when known (may be empty).
+    /// Check one skill file from its bytes with `check-skill` against this catalogue's index
+    /// (what editors run): `path` relative to its root, `listing` the entries of its folder
+    /// when known (may be empty; their sizes count toward the Skills extension's limits). The
+    /// check says what `skills/list` does with the file in this collection.
     pub fn check_skill(
         &self,
         path: &str,
         bytes: &[u8],
         listing: &[Entry],
     ) -> anyhow::Result<SkillCheck> {
-        let config = self.inner.options.engine;
-        self.with_index(|g, _| g.check_skill(&config, path, bytes, listing))
+        self.with_index(|g, i| g.check_skill_in(i, path, bytes, listing))
     }
 
     /// Every skill the Skills extension lists (with its path there), sorted by that path.

@@ -283,10 +283,7 @@ impl Shared {
 /// SHA-256. The bytes that are checked are the bytes that are loaded (read once into memory).
 /// On any mismatch the component is compiled (with one warning) and the cache rewritten.
 /// Also says whether it came from the cache.
-fn load_component(
-    engine: &Engine,
-    cache_dir: Option<&Path>,
-) -> anyhow::Result<(Component, bool)> {
+fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> anyhow::Result<(Component, bool)> {
     let compile = || {
         Component::new(engine, COMPONENT)
             .map(|c| (c, false))
@@ -984,6 +981,21 @@ impl Guest {
             format_args!("listing the files of the skill {skill_path:?}"),
             r,
         )
+    }
+
+    /// `check-skill` against the finished `index`: the findings, and the Skills extension's
+    /// verdict in that collection (listed under its ext path, or left out and why).
+    pub fn check_skill_in(
+        &mut self,
+        index: IndexHandle,
+        path: &str,
+        bytes: &[u8],
+        listing: &[Entry],
+    ) -> anyhow::Result<SkillCheck> {
+        let r = self.engine_call("index.check-skill", |s, e| {
+            e.index().call_check_skill(s, index.0, path, bytes, listing)
+        });
+        self.typed(format_args!("checking the skill file {path:?}"), r)
     }
 
     /// Every skill the Skills extension lists, sorted by ext path.

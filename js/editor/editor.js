@@ -90,7 +90,9 @@ function analyse(path, text, reqs) {
   // handing over just those keeps a keystroke's cost independent of the collection's size.
   const dir = path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '';
   const listing = dir ? collection.root.entries.filter((e) => e.path.startsWith(dir)) : collection.root.entries;
-  const check = engine.checkSkill(path, text, { listing });
+  // Against the collection: the Skills extension's verdict is the server's (a URI another
+  // skill holds, the limits), not the file's alone.
+  const check = collection.index.checkSkill(path, text, { listing });
   let ranking = null;
   let rankError = null;
   if (check.skill && reqs.length) {
@@ -159,7 +161,11 @@ function render(text, { check, ranking, rankError, error }) {
   };
   if (check?.skill) {
     add('skill path', check.skill.skillPath);
-    add('name (Skills extension)', check.servedName ?? '(not served: no valid name can be made from its path; see the findings)');
+    if (check.extPath != null) {
+      add('Skills extension', `skill://${check.extPath}/SKILL.md (name ${check.servedName})`);
+    } else {
+      add('Skills extension', `left out of skills/list: ${check.leftOut}`);
+    }
     add('description', check.servedDescription ?? '');
     add('keywords', check.skill.keywords.join(', '));
   } else if (check) add('not a skill', 'fix the errors above');

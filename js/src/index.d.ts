@@ -92,11 +92,18 @@ export interface SkillCheck {
   frontmatterJson?: string;
   /**
    * The `name` the MCP Skills extension serves for it (`skills/list`, `skill://<name>/SKILL.md`):
-   * `api/_index.md` is `api`, `_root.md` is `root`; undefined when no name can be made from its
-   * path (a diagnostic says why). The `description` it serves.
+   * `api/_index.md` is `api`, `_root.md` is `root`; undefined when it is left out (`leftOut`
+   * says why). The `description` it serves.
    */
   servedName?: string;
   servedDescription?: string;
+  /** Where the Skills extension lists it: `skill://<extPath>/SKILL.md`; undefined when left out. */
+  extPath?: string;
+  /**
+   * Why the Skills extension leaves it out: no valid name, over 512 files or 16 MiB (with its
+   * figures), or (from `Index.checkSkill`) another skill of the collection holds its URI.
+   */
+  leftOut?: string;
 }
 
 /** How a draft fares on one request. */
@@ -179,6 +186,11 @@ export declare class IndexQueries {
   diagnostics(): Diagnostic[];
   /** Rank a draft among this collection, as if added (or replacing the skill of its path), without a rebuild. */
   scoreDraft(path: string, contents: string | Uint8Array, requests: string[], limit?: number): DraftRanking;
+  /**
+   * Check a skill file against this collection: the findings, and whether `skills/list` lists
+   * it (`extPath`) or leaves it out (`leftOut`: another skill holds the URI, a limit, no name).
+   */
+  checkSkill(path: string, contents: string | Uint8Array, options?: { listing?: Entry[] }): SkillCheck;
 }
 
 /** A finished index. After a trap it is rebuilt (from its roots) on its next use. */

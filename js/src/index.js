@@ -281,6 +281,17 @@ export class IndexQueries {
   scoreDraft(path, contents, requests, limit = 10) {
     return this._query('scoreDraft', path, toBytes(contents), requests, limit);
   }
+  /**
+   * `Engine.checkSkill` against this collection: the same findings, and what the Skills
+   * extension's `skills/list` does with the file in it (as if it replaced the skill of its
+   * path): `extPath` where it is listed, or `leftOut` saying why not (another skill holds that
+   * URI, a limit with its figures, no valid name).
+   * @param {{ listing?: Array<{path: string, kind?: string, size?: number}> }} [options]
+   *   the entries of the skill's folder (their sizes count toward the limits)
+   */
+  checkSkill(path, contents, options = {}) {
+    return this._query('checkSkill', path, toBytes(contents), toEntries(options.listing ?? []));
+  }
 }
 
 function toList(xs) {

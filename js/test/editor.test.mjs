@@ -123,17 +123,25 @@ test('the skill editor in headless Chromium', { skip: existsSync(chromium) ? fal
     // the other request's row lists the skills above the draft
     assert.match(await page.$eval('#ranks tr[data-request="react login form"]', (tr) => tr.textContent), /ui\/react/);
 
-    // The name shown is the one the server serves (`skills/list`): category nodes under their
-    // folder, as `check-skill` and the Skills extension both decide it.
-    const servedName = () => page.$eval('#served', (dl) => {
-      const dt = [...dl.querySelectorAll('dt')].find((d) => d.textContent === 'name (Skills extension)');
+    // The URI and name shown are the ones the server serves (`skills/list`): category nodes
+    // under their folder, as `check-skill` against the collection and the Skills extension
+    // both decide it.
+    const served = () => page.$eval('#served', (dl) => {
+      const dt = [...dl.querySelectorAll('dt')].find((d) => d.textContent === 'Skills extension');
       return dt?.nextElementSibling?.textContent;
     });
-    for (const [file, name] of [['api/_index.md', 'api'], ['_root.md', 'root'], ['ui/react/auth.md', 'auth']]) {
+    for (const [file, ext, name] of [['api/_index.md', 'api', 'api'], ['_root.md', 'root', 'root'], ['ui/react/auth.md', 'ui/react/auth', 'auth']]) {
       await page.select('#start-from', file);
       assert.equal(await page.$eval('#path', (e) => e.value), file);
-      assert.equal(await servedName(), name, file);
+      assert.equal(await served(), `skill://${ext}/SKILL.md (name ${name})`, file);
     }
+    // A folder whose name maps to a URI another skill of the collection holds: left out, as
+    // `skills/list` leaves it out, and the holder named.
+    await page.select('#start-from', 'ui/react/forms/SKILL.md');
+    await retype(page, '#path', 'ui/react/Forms/SKILL.md');
+    await page.waitForFunction(() => [...document.querySelectorAll('#served dd')].some((dd) => dd.textContent.startsWith('left out')));
+    assert.equal(await served(), 'left out of skills/list: `skill://ui/react/forms/SKILL.md` is the skill `ui/react/forms`');
+    assert.ok(await page.$$eval('#diagnostics li.warning', (lis) => lis.some((li) => li.textContent.includes('left out of the Skills extension'))));
 
     // Opening a folder: the engine's walk decides what is listed (skipped folder names, depth)
     // and the engine which files are read. The folder is written to the page's own file

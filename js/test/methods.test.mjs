@@ -115,11 +115,17 @@ test('Index.skillMd: the served SKILL.md, named as skills/list names it', async 
   assert.equal(nameLine(index.skillMd('api/_index')), 'api');
   assert.equal(nameLine(index.skillMd('_root')), 'root');
   assert.throws(() => index.skillMd('no/such'), (e) => e instanceof EngineError && e.kind === 'not-found');
-  // For every bundled skill, the editor's served name (checkSkill) is the served SKILL.md's.
+  // For every bundled skill, the editor's served name (checkSkill, alone and against the
+  // collection) is the served SKILL.md's, and its URI the one skills/list gives.
   for (const s of index.skills()) {
     const check = engine.checkSkill(s.file, root.read(s.file));
     assert.equal(check.skill?.skillPath, s.skillPath, s.file);
     assert.equal(check.servedName, nameLine(index.skillMd(s.skillPath)), s.file);
+    const inCollection = index.checkSkill(s.file, root.read(s.file));
+    assert.equal(inCollection.servedName, check.servedName, s.file);
+    assert.equal(inCollection.extPath, check.extPath, s.file);
+    assert.ok(inCollection.extPath.endsWith(check.servedName), s.file);
+    assert.equal(inCollection.leftOut, undefined, s.file);
   }
   assert.equal(engine.restarts, 0, 'no call was taken for a trap');
 });
@@ -143,6 +149,17 @@ test('Engine.checkSkill and Index.scoreDraft, buildIndex with a config, fromFile
   assert.equal(keywords.search('pdf', 5)[0].skillPath, 'tools/pdf');
   assert.throws(() => keywords.scoreDraft('x/SKILL.md', files[0].text, ['pdf']), (e) => e.kind === 'invalid-argument');
   const ranked = engine.buildIndex([root]);
+  // Against the collection: a folder name mapping to a URI another skill holds is left out,
+  // the holder named; alone the engine cannot know; a data file over 16 MiB is over a limit.
+  const other = '---\nname: pdf\ndescription: Another PDF skill\n---\n';
+  assert.equal(engine.checkSkill('tools/PDF/SKILL.md', other).extPath, 'tools/pdf');
+  const held = ranked.checkSkill('tools/PDF/SKILL.md', other);
+  assert.equal(held.extPath, undefined);
+  assert.equal(held.servedName, undefined);
+  assert.equal(held.leftOut, '`skill://tools/pdf/SKILL.md` is the skill `tools/pdf`');
+  assert.ok(held.diagnostics.some((d) => d.severity === 'warning' && d.message.includes('left out of the Skills extension')));
+  const big = ranked.checkSkill('tools/pdf/SKILL.md', files[0].text, { listing: [{ path: 'tools/pdf/data.bin', size: 17 * 1024 * 1024 }] });
+  assert.match(big.leftOut, /^its files total \d+ bytes, over the limit of 16777216 \(16 MiB\)$/);
   const draft = ranked.scoreDraft('tools/pdf2/SKILL.md', '---\nname: pdf2\ndescription: Fill PDF forms fast\n---\n', ['fill pdf forms'], 5);
   assert.equal(draft.skillPath, 'tools/pdf2');
   assert.equal(draft.requests[0].rank, 2);

@@ -594,30 +594,15 @@ pub(super) fn assemble(
         }
     }
     // The Skills extension's names (see `crate::extension`): renamed and left-out skills.
-    let map = ExtensionMap::new(docs.iter().map(|d| d.skill_path.as_str()));
+    let map = ExtensionMap::new(
+        docs.iter()
+            .zip(&metas)
+            .map(|(d, m)| (d.skill_path.as_str(), content::extension_size(roots, m))),
+    );
     for (i, m) in metas.iter().enumerate() {
-        let note = match (map.ext_path(i), map.kinds[i]) {
-            (Ok(ext), Some(Kind::Derived)) => Note::new(
-                None,
-                Severity::Info,
-                format!(
-                    "the Skills extension lists it as `skill://{ext}/SKILL.md` (name `{}`): its last path segment is not a valid skill name; the tools serve it as `{}`",
-                    extension::name_of(ext),
-                    docs[i].skill_path
-                ),
-            ),
-            (Err(why), _) => Note::new(
-                None,
-                Severity::Warning,
-                format!(
-                    "left out of the Skills extension (`skills/list`, `skill://` resources): {why}; the tools still serve it as `{}`",
-                    docs[i].skill_path
-                ),
-            ),
-            _ => continue,
-        };
-        let (root, file) = (m.root, m.file.clone());
-        notes.push((root, file, note));
+        if let Some(note) = extension_note(map.ext_path(i), map.kinds[i], &docs[i].skill_path) {
+            notes.push((m.root, m.file.clone(), note));
+        }
     }
     let search = builder.build(
         analysed,
@@ -630,6 +615,34 @@ pub(super) fn assemble(
         search,
         extension: map,
         notes,
+    }
+}
+
+/// The finding on a skill's place in the Skills extension, if any: renamed (`ext` from a
+/// derived name: info) or left out (`why`: warning). The index build and an editor's check
+/// against a collection say it alike.
+pub(super) fn extension_note(
+    ext: Result<&str, &str>,
+    kind: Option<Kind>,
+    skill_path: &str,
+) -> Option<Note> {
+    match (ext, kind) {
+        (Ok(ext), Some(Kind::Derived)) => Some(Note::new(
+            None,
+            Severity::Info,
+            format!(
+                "the Skills extension lists it as `skill://{ext}/SKILL.md` (name `{}`): its last path segment is not a valid skill name; the tools serve it as `{skill_path}`",
+                extension::name_of(ext),
+            ),
+        )),
+        (Err(why), _) => Some(Note::new(
+            None,
+            Severity::Warning,
+            format!(
+                "left out of the Skills extension (`skills/list`, `skill://` resources): {why}; the tools still serve it as `{skill_path}`"
+            ),
+        )),
+        _ => None,
     }
 }
 

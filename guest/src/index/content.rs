@@ -232,53 +232,26 @@ impl Index {
     pub fn manifest(&self, skill_path: &str) -> Result<Vec<ManifestFile>, Error> {
         let i = self.find(skill_path)?;
         let m = &self.metas[i];
-        let listing = &self.roots[m.root as usize].listing;
-        let mut out = Vec::new();
-        let size = listing.size(&m.file).unwrap_or(0);
-        match m.shape {
-            SkillShape::AgentSkill => {
-                let folder = m.resource_dir.as_deref().unwrap_or_default();
-                out.push(ManifestFile {
-                    relative: "SKILL.md".into(),
-                    root: m.root,
-                    path: m.file.clone(),
-                    size,
-                });
-                for (rel, size) in listing.folder_files(folder, &m.file) {
-                    out.push(ManifestFile {
-                        path: paths::join(folder, &rel),
-                        relative: rel,
-                        root: m.root,
-                        size,
-                    });
-                }
-            }
-            SkillShape::Hierarchical => {
-                out.push(ManifestFile {
-                    relative: paths::file_name(&m.file).to_owned(),
-                    root: m.root,
-                    path: m.file.clone(),
-                    size,
-                });
-                if let Some(dir) = m.resource_dir.as_deref() {
-                    for (p, size) in listing.unowned_files_under(dir) {
-                        out.push(ManifestFile {
-                            relative: paths::strip_dir(p, dir).to_owned(),
-                            root: m.root,
-                            path: p.to_owned(),
-                            size,
-                        });
-                    }
-                }
-            }
-        }
-        Ok(out)
+        Ok(manifest_files(&self.roots, m)
+            .map(|(relative, path, size)| ManifestFile {
+                relative: relative.to_owned(),
+                root: m.root,
+                path: path.to_owned(),
+                size,
+            })
+            .collect())
     }
 
     /// Where the Skills extension lists each skill (see [`crate::extension`]).
     pub fn extension_map(&self) -> &ExtensionMap {
-        self.extension
-            .get_or_init(|| ExtensionMap::new(self.docs.iter().map(|d| d.skill_path.as_str())))
+        self.extension.get_or_init(|| {
+            ExtensionMap::new(
+                self.docs
+                    .iter()
+                    .zip(&self.metas)
+                    .map(|(d, m)| (d.skill_path.as_str(), extension_size(&self.roots, m))),
+            )
+        })
     }
 
     /// Every skill the Skills extension lists, sorted by ext path (empty before `finish`).
@@ -355,4 +328,62 @@ impl Index {
             frontmatter_json,
         })
     }
+}
+
+/// Files of a manifest: `(relative, path, size)`.
+type ManifestFiles<'a> = Box<dyn Iterator<Item = (&'a str, &'a str, u64)> + 'a>;
+
+/// The files of the skill `m` as its manifest lists them, `(relative, path, size)`, in order: for
+/// an Agent Skills folder its `SKILL.md` then the folder's other files, for a hierarchical file
+/// the file itself then its resource folder's files that no Agent Skills folder owns.
+fn manifest_files<'a>(
+    roots: &'a [RootData],
+    m: &'a Meta,
+) -> impl Iterator<Item = (&'a str, &'a str, u64)> + 'a {
+    let listing = &roots[m.root as usize].listing;
+    let size = listing.size(&m.file).unwrap_or(0);
+    let (first, folder): (&str, ManifestFiles<'a>) = match m.shape {
+        SkillShape::AgentSkill => {
+            let folder = m.resource_dir.as_deref().unwrap_or_default();
+            (
+                "SKILL.md",
+                Box::new(
+                    listing
+                        .folder_entries(folder, &m.file)
+                        .map(move |(p, s)| (paths::strip_dir(p, folder), p, s)),
+                ),
+            )
+        }
+        SkillShape::Hierarchical => (
+            paths::file_name(&m.file),
+            match m.resource_dir.as_deref() {
+                Some(dir) => Box::new(
+                    listing
+                        .unowned_files_under(dir)
+                        .map(move |(p, s)| (paths::strip_dir(p, dir), p, s)),
+                ),
+                None => Box::new(std::iter::empty()),
+            },
+        ),
+    };
+    std::iter::once((first, m.file.as_str(), size)).chain(folder)
+}
+
+/// What the Skills extension serves of the skill `m`, for its limits
+/// ([`extension::over_limits`]): its `SKILL.md` (for a hierarchical skill generated, counted at
+/// the size of its file) and every other file of its manifest.
+pub(super) fn extension_size(roots: &[RootData], m: &Meta) -> extension::Size {
+    let skill_md = roots[m.root as usize].listing.size(&m.file).unwrap_or(0);
+    manifest_files(roots, m)
+        .filter(|(relative, ..)| *relative != "SKILL.md")
+        .fold(
+            extension::Size {
+                files: 1,
+                bytes: skill_md,
+            },
+            |size, (.., bytes)| extension::Size {
+                files: size.files + 1,
+                bytes: size.bytes + bytes,
+            },
+        )
 }

@@ -25,11 +25,19 @@ pub struct SkillCheck {
     /// The frontmatter as parsed, as a JSON object (also when the file is not a valid skill);
     /// `None` when there is none or it cannot be parsed.
     pub frontmatter_json: Option<String>,
-    /// The `name` the Skills extension serves ([`extension::served_name`]); `None` when it
-    /// has none (the findings say why).
+    /// The `name` the Skills extension serves (the last segment of `ext_path`); `None` when it
+    /// is left out (`left_out` says why).
     pub served_name: Option<String>,
     /// The `description` the Skills extension serves: the frontmatter's, verbatim.
     pub served_description: Option<String>,
+    /// Where the Skills extension lists it: `skill://<ext_path>/SKILL.md`; `None` when it is
+    /// left out.
+    pub ext_path: Option<String>,
+    /// Why the Skills extension leaves it out (`skills/list`, `skill://` resources): no name can
+    /// be made from its path, it is over a limit (with its figures), or (checked against a
+    /// collection, [`Index::check_skill`]) another skill holds its URI (named). `None` when it is
+    /// listed, or when the file is not a skill.
+    pub left_out: Option<String>,
 }
 
 /// A skill that ranks above a draft.
@@ -97,6 +105,18 @@ pub fn check_skill(
     bytes: &[u8],
     listing: Vec<Entry>,
 ) -> Result<SkillCheck, Error> {
+    check(config, path, bytes, listing, None)
+}
+
+/// [`check_skill`], and with a `collection` the Skills extension's verdict in it
+/// ([`Index::check_skill`]).
+fn check(
+    config: &EngineConfig,
+    path: &str,
+    bytes: &[u8],
+    listing: Vec<Entry>,
+    collection: Option<&Index>,
+) -> Result<SkillCheck, Error> {
     paths::validate_relative(path).map_err(|why| Error::InvalidPath(format!("{path}: {why}")))?;
     if !path.to_ascii_lowercase().ends_with(".md") {
         return Err(Error::InvalidArgument(format!(
@@ -117,15 +137,53 @@ pub fn check_skill(
     // Other files the listing names are not read: they are dropped from the index, unreported.
     index.pending.clear();
     index.finish()?;
-    let report = index.reports.remove(&(0, bytes::Key(path.to_owned())));
+    let mut report = index.reports.remove(&(0, bytes::Key(path.to_owned())));
+    let skill = report
+        .as_ref()
+        .and_then(|r| r.skill_path.as_deref())
+        .and_then(|p| index.get(p).ok())
+        .filter(|s| s.file == path);
+    // The Skills extension: the one-file index's verdict (the name rule, the limits), and in a
+    // collection, whether another skill holds that URI; the finding says the final one.
+    let place: Option<Result<(String, Kind), String>> = skill.as_ref().map(|s| {
+        let i = index
+            .position(&s.skill_path)
+            .expect("the checked skill is in its index");
+        let map = index.extension_map();
+        let alone = match map.ext_path(i) {
+            Ok(ext) => Ok((
+                ext.to_owned(),
+                map.kinds[i].expect("a listed skill has a kind"),
+            )),
+            Err(why) => Err(why.to_owned()),
+        };
+        let Some(c) = collection else {
+            return alone;
+        };
+        let placed = match &alone {
+            Ok((ext, kind)) => c
+                .extension_place(&s.skill_path, ext, *kind)
+                .map(|()| (ext.clone(), *kind)),
+            Err(why) => Err(why.clone()),
+        };
+        if placed != alone
+            && let Some(r) = report.as_mut()
+        {
+            let note = |p: &Result<(String, Kind), String>| match p {
+                Ok((ext, kind)) => build::extension_note(Ok(ext), Some(*kind), &s.skill_path),
+                Err(why) => build::extension_note(Err(why), None, &s.skill_path),
+            };
+            if let Some(old) = note(&alone) {
+                r.notes.retain(|n| *n != old);
+            }
+            r.notes.extend(note(&placed));
+        }
+        placed
+    });
     let diagnostics: Vec<Diagnostic> = report
         .as_ref()
         .map(|r| r.diagnostics(0, path).collect())
         .unwrap_or_default();
-    let skill = report
-        .and_then(|r| r.skill_path)
-        .and_then(|p| index.get(&p).ok())
-        .filter(|s| s.file == path);
     let frontmatter_json = match &skill {
         Some(s) => Some(s.frontmatter_json.clone()),
         None => {
@@ -138,9 +196,17 @@ pub fn check_skill(
             }
         }
     };
-    let served_name = skill
-        .as_ref()
-        .and_then(|s| extension::served_name(&s.skill_path).ok());
+    let ext_path = match &place {
+        Some(Ok((ext, _))) => Some(ext.clone()),
+        _ => None,
+    };
+    let served_name = ext_path
+        .as_deref()
+        .map(|ext| extension::name_of(ext).to_owned());
+    let left_out = match place {
+        Some(Err(why)) => Some(why),
+        _ => None,
+    };
     let served_description = skill.as_ref().map(|s| {
         match serde_json::from_str::<serde_json::Value>(&s.frontmatter_json) {
             Ok(serde_json::Value::Object(m)) => match m.get("description") {
@@ -157,10 +223,43 @@ pub fn check_skill(
         frontmatter_json,
         served_name,
         served_description,
+        ext_path,
+        left_out,
     })
 }
 
 impl Index {
+    /// [`check_skill`] against this finished collection: the same findings, and the Skills
+    /// extension's verdict as `skills/list` would give it with the file in the collection
+    /// (replacing the skill of its skill path, if any): listed under its ext path, or left out
+    /// because another skill holds that URI (named), over a limit or without a valid name.
+    /// `not-ready` before `finish`.
+    pub fn check_skill(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        listing: Vec<Entry>,
+    ) -> Result<SkillCheck, Error> {
+        self.ready()?;
+        check(&self.config, path, bytes, listing, Some(self))
+    }
+
+    /// Whether a skill at `skill_path` asking for `ext` (as `kind`, within the limits) is listed
+    /// there in this collection, replacing the skill of that path: `Err` names the skill that
+    /// holds it, by the rule of [`ExtensionMap::new`].
+    fn extension_place(&self, skill_path: &str, ext: &str, kind: Kind) -> Result<(), String> {
+        let paths = |i: usize| self.docs[i].skill_path.as_str();
+        match self.extension_map().holder(ext, skill_path, paths) {
+            Some((held, h))
+                if extension::precedence(held, paths(h))
+                    < extension::precedence(kind, skill_path) =>
+            {
+                Err(extension::held_by(ext, paths(h)))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Rank the draft skill file `path` (relative to its root, as for [`check_skill`]) with
     /// `bytes` among this finished collection for each of `requests`, as if it had been added
     /// to it (replacing the skill of the same skill path, if any), without rebuilding it. At

@@ -26,9 +26,12 @@
 //! the others are left out (the engine reports them, `validate` shows it). The served `SKILL.md`
 //! and the entry's `frontmatter` come from one engine call (`extension-skill-md`): the file's
 //! frontmatter with `name` set, and that same frontmatter parsed. A declared name that differs
-//! is kept in the skill's `_meta` under [`DECLARED_NAME_META`]. A skill with more than
-//! [`MAX_FILES`] files or [`MAX_BYTES`] bytes is left out too (with a warning on stderr). The
-//! tools serve every skill by its skill path either way.
+//! is kept in the skill's `_meta` under [`DECLARED_NAME_META`]. A skill with more than 512 files
+//! or 16 MiB is left out too: the engine's extension rules decide that as well
+//! (`skills_engine::extension::over_limits`, the same verdict `check-skill` gives editors), so
+//! `extension-skills` does not list it. A file that cannot be read when an entry is built (gone,
+//! or grown past 16 MiB since the index was built) leaves its skill out until the next
+//! reindex, with a warning on stderr. The tools serve every skill by its skill path either way.
 //!
 //! # Pagination
 //! `skills/list` pages hold up to [`SKILLS_PAGE`] skills and stop early once a page's entries
@@ -53,10 +56,10 @@ use rmcp::model::{
 use super::{View, message};
 use crate::runtime::ExtensionSkill;
 
-/// Most files a skill may have to be served.
-pub const MAX_FILES: usize = 512;
-/// Most bytes (all files together) a skill may have to be served.
-pub const MAX_BYTES: u64 = 16 * 1024 * 1024;
+/// The largest file read for the extension: the engine's limit for a whole skill
+/// (`skills_engine::extension::MAX_BYTES`), so a file grown past it since the index was built
+/// is refused, not read.
+const MAX_FILE_BYTES: u64 = skills_engine::extension::MAX_BYTES;
 /// Most skills per `skills/list` page.
 pub const SKILLS_PAGE: usize = 500;
 /// A `skills/list` page ends after the entry that brings its JSON past this many bytes.
@@ -391,12 +394,10 @@ fn build(view: &View, listed: &ExtensionSkill) -> Result<Entry, String> {
         relative: "SKILL.md".into(),
         source: Source::SkillMd,
     });
-    let mut declared_bytes = served.bytes.len() as u64;
     for f in &manifest {
         if f.relative == "SKILL.md" {
             continue;
         }
-        declared_bytes += f.size;
         files.push(FileRef {
             relative: f.relative.clone(),
             source: Source::Disk {
@@ -405,30 +406,12 @@ fn build(view: &View, listed: &ExtensionSkill) -> Result<Entry, String> {
             },
         });
     }
-    if files.len() > MAX_FILES {
-        return Err(format!(
-            "it has {} files, over the limit of {MAX_FILES}",
-            files.len()
-        ));
-    }
-    if declared_bytes > MAX_BYTES {
-        return Err(format!(
-            "its files total {declared_bytes} bytes, over the limit of {MAX_BYTES}"
-        ));
-    }
     let mut resources = Vec::with_capacity(files.len());
-    let mut total = 0u64;
     for f in &files {
         let bytes = match f.source {
             Source::SkillMd => served.bytes.clone(),
             Source::Disk { .. } => read(view, skill_path, f)?,
         };
-        total += bytes.len() as u64;
-        if total > MAX_BYTES {
-            return Err(format!(
-                "its files total more than {MAX_BYTES} bytes, the limit"
-            ));
-        }
         resources.push(SkillResource::from_bytes(
             file_uri(ext_path, &f.relative),
             &bytes,
@@ -475,7 +458,7 @@ fn read(view: &View, skill_path: &str, f: &FileRef) -> Result<Vec<u8>, String> {
             .map_err(|e| format!("SKILL.md: {}", message(&e))),
         Source::Disk { root, path } => view
             .catalog
-            .read_file(*root, path, MAX_BYTES)
+            .read_file(*root, path, MAX_FILE_BYTES)
             .map_err(|e| format!("{}: {}", f.relative, message(&e))),
     }
 }

@@ -409,3 +409,204 @@ fn on_the_combined_corpus() {
         index.len()
     );
 }
+
+/// A finished index of `files` (one root) whose listing also holds `listed` (path, size): files
+/// that are counted but never read (a large data file of a skill).
+fn build_listed(files: &[(String, Vec<u8>)], listed: &[(&str, u64)]) -> Index {
+    let mut index = Index::default();
+    let mut listing: Vec<Entry> = files
+        .iter()
+        .map(|(p, b)| Entry {
+            path: p.clone(),
+            kind: EntryKind::File,
+            size: b.len() as u64,
+        })
+        .collect();
+    listing.extend(listed.iter().map(|(p, size)| Entry {
+        path: (*p).to_owned(),
+        kind: EntryKind::File,
+        size: *size,
+    }));
+    let wanted: HashSet<String> = index
+        .add_root("root", listing)
+        .unwrap()
+        .into_iter()
+        .collect();
+    let batch = files
+        .iter()
+        .filter(|(p, _)| wanted.contains(p))
+        .map(|(p, b)| FileData {
+            path: p.clone(),
+            bytes: b.clone(),
+        })
+        .collect();
+    index.add_files(0, batch).unwrap();
+    index.finish().unwrap();
+    index
+}
+
+fn agent(name: &str) -> Vec<u8> {
+    format!("---\nname: {name}\ndescription: Automate {name} work\n---\n# {name}\n").into_bytes()
+}
+
+/// `(ext path, why left out)` that `check-skill` against the collection gives the draft, checked
+/// equal to what a rebuilt index with the draft in it gives (`extension-skills`, the finding).
+fn verdict(
+    collection: &[(&str, &[u8])],
+    listed: &[(&str, u64)],
+    draft: (&str, &[u8]),
+) -> (Option<String>, Option<String>) {
+    let files: Vec<(String, Vec<u8>)> = collection
+        .iter()
+        .map(|(p, b)| ((*p).to_owned(), b.to_vec()))
+        .collect();
+    let index = build_listed(&files, listed);
+    let (path, bytes) = draft;
+    // The editor hands over the entries of the draft's folder.
+    let folder = path.rsplit_once('/').map_or("", |(f, _)| f);
+    let listing: Vec<Entry> = listed
+        .iter()
+        .filter(|(p, _)| p.starts_with(&format!("{folder}/")))
+        .map(|(p, size)| Entry {
+            path: (*p).to_owned(),
+            kind: EntryKind::File,
+            size: *size,
+        })
+        .collect();
+    let c = index.check_skill(path, bytes, listing).unwrap();
+    let skill_path = c
+        .skill
+        .as_ref()
+        .expect("the draft is a skill")
+        .skill_path
+        .clone();
+    // The rebuild: the collection with the draft in it (replacing the file of its path).
+    let mut with: Vec<(String, Vec<u8>)> = files.into_iter().filter(|(p, _)| p != path).collect();
+    with.push((path.to_owned(), bytes.to_vec()));
+    let rebuilt = build_listed(&with, listed);
+    let i = rebuilt.position(&skill_path).unwrap();
+    let map = rebuilt.extension_map();
+    let want = match map.ext_path(i) {
+        Ok(ext) => (Some(ext.to_owned()), None),
+        Err(why) => (None, Some(why.to_owned())),
+    };
+    assert_eq!((c.ext_path.clone(), c.left_out.clone()), want, "{path}");
+    assert_eq!(
+        c.served_name.as_deref(),
+        want.0.as_deref().map(extension::name_of),
+        "{path}"
+    );
+    // The finding says the same as the rebuilt index's.
+    let found = |diagnostics: &[Diagnostic]| -> Vec<String> {
+        diagnostics
+            .iter()
+            .filter(|d| d.message.contains("Skills extension"))
+            .map(|d| d.message.clone())
+            .collect()
+    };
+    let rebuilt_findings: Vec<Diagnostic> = rebuilt
+        .diagnostics()
+        .into_iter()
+        .filter(|d| d.path == path)
+        .collect();
+    assert_eq!(found(&c.diagnostics), found(&rebuilt_findings), "{path}");
+    want
+}
+
+#[test]
+fn check_skill_against_a_collection_says_what_a_rebuild_lists() {
+    let hub = agent("docker-hub-automation");
+    let hub_ = agent("docker_hub-automation");
+    let pdf = agent("pdf");
+    let mib = 1024 * 1024;
+    // A folder name that maps to a URI another skill holds: left out, the holder named.
+    let collection: [(&str, &[u8]); 2] = [
+        ("docker-hub-automation/SKILL.md", &hub),
+        ("pdf/SKILL.md", &pdf),
+    ];
+    let v = verdict(&collection, &[], ("docker_hub-automation/SKILL.md", &hub_));
+    assert_eq!(
+        v,
+        (
+            None,
+            Some(
+                "`skill://docker-hub-automation/SKILL.md` is the skill `docker-hub-automation`"
+                    .into()
+            )
+        )
+    );
+    // Alone, the engine-level check still lists it (it cannot know the collection).
+    let alone = check_skill(
+        &EngineConfig::default(),
+        "docker_hub-automation/SKILL.md",
+        &hub_,
+        Vec::new(),
+    )
+    .unwrap();
+    assert_eq!(alone.ext_path.as_deref(), Some("docker-hub-automation"));
+    // The holder itself, edited: still listed (the draft replaces it).
+    let v = verdict(
+        &collection,
+        &[],
+        (
+            "docker-hub-automation/SKILL.md",
+            &agent("docker-hub-automation"),
+        ),
+    );
+    assert_eq!(v, (Some("docker-hub-automation".into()), None));
+    // Both in the collection: the holder's draft keeps the URI, the other's is left out, and a
+    // third name mapping there is left out too.
+    let both: [(&str, &[u8]); 2] = [
+        ("docker-hub-automation/SKILL.md", &hub),
+        ("docker_hub-automation/SKILL.md", &hub_),
+    ];
+    assert_eq!(
+        verdict(&both, &[], ("docker-hub-automation/SKILL.md", &hub))
+            .0
+            .as_deref(),
+        Some("docker-hub-automation")
+    );
+    assert!(
+        verdict(&both, &[], ("docker_hub-automation/SKILL.md", &hub_))
+            .1
+            .is_some()
+    );
+    assert!(
+        verdict(&both, &[], ("docker__hub-automation/SKILL.md", &hub_))
+            .1
+            .is_some()
+    );
+    // The holder over the 16 MiB limit: it is left out and takes no URI, so the other gets it.
+    let data = [("docker-hub-automation/data.bin", 17 * mib)];
+    let v = verdict(&both, &data, ("docker-hub-automation/SKILL.md", &hub));
+    assert_eq!(v.0, None);
+    assert!(
+        v.1.as_deref().unwrap().starts_with(&format!(
+            "its files total {} bytes, over the limit of 16777216 (16 MiB)",
+            17 * mib + hub.len() as u64
+        )),
+        "{v:?}"
+    );
+    let v = verdict(&both, &data, ("docker_hub-automation/SKILL.md", &hub_));
+    assert_eq!(v, (Some("docker-hub-automation".into()), None));
+    // Over 512 files: left out with the count (its SKILL.md and 512 others).
+    let many: Vec<(String, u64)> = (0..512).map(|n| (format!("pdf/refs/{n}.md"), 10)).collect();
+    let many: Vec<(&str, u64)> = many.iter().map(|(p, s)| (p.as_str(), *s)).collect();
+    let v = verdict(&collection, &many, ("pdf/SKILL.md", &pdf));
+    assert_eq!(
+        v,
+        (None, Some("it has 513 files, over the limit of 512".into()))
+    );
+    // 511 others: listed.
+    let v = verdict(&collection, &many[..511], ("pdf/SKILL.md", &pdf));
+    assert_eq!(v, (Some("pdf".into()), None));
+}
+
+#[test]
+fn check_skill_against_a_collection_is_not_ready_before_finish() {
+    let index = Index::default();
+    assert!(matches!(
+        index.check_skill("pdf/SKILL.md", &agent("pdf"), Vec::new()),
+        Err(Error::NotReady)
+    ));
+}
