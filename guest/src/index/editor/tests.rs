@@ -26,33 +26,21 @@ fn load(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-/// A finished index of `files` (one root).
-fn build(files: &[(String, Vec<u8>)]) -> Index {
-    let mut index = Index::default();
-    let listing = files
+/// The listing entries of `files`, with their sizes.
+fn entries(files: &[(String, Vec<u8>)]) -> Vec<Entry> {
+    files
         .iter()
         .map(|(p, b)| Entry {
             path: p.clone(),
             kind: EntryKind::File,
             size: b.len() as u64,
         })
-        .collect();
-    let wanted: HashSet<String> = index
-        .add_root("root", listing)
-        .expect("a valid listing")
-        .into_iter()
-        .collect();
-    let batch = files
-        .iter()
-        .filter(|(p, _)| wanted.contains(p))
-        .map(|(p, b)| FileData {
-            path: p.clone(),
-            bytes: b.clone(),
-        })
-        .collect();
-    index.add_files(0, batch).expect("files it asked for");
-    index.finish().expect("a new index");
-    index
+        .collect()
+}
+
+/// A finished index of `files` (one root).
+fn build(files: &[(String, Vec<u8>)]) -> Index {
+    build_listed(files, &[])
 }
 
 fn bundled() -> Vec<(String, Vec<u8>)> {
@@ -165,15 +153,13 @@ fn check_skill_gives_the_index_build_findings() {
     let index = build(&files);
     for report in index.reports() {
         let bytes = &files.iter().find(|f| f.0 == report.path).unwrap().1;
-        let listing = files
-            .iter()
-            .map(|(p, b)| Entry {
-                path: p.clone(),
-                kind: EntryKind::File,
-                size: b.len() as u64,
-            })
-            .collect();
-        let c = check_skill(&EngineConfig::default(), &report.path, bytes, listing).unwrap();
+        let c = check_skill(
+            &EngineConfig::default(),
+            &report.path,
+            bytes,
+            entries(&files),
+        )
+        .unwrap();
         // Findings that need other files (shadowing, parents) are the index's; those of the
         // file itself are the same.
         for d in &c.diagnostics {
@@ -414,14 +400,7 @@ fn on_the_combined_corpus() {
 /// that are counted but never read (a large data file of a skill).
 fn build_listed(files: &[(String, Vec<u8>)], listed: &[(&str, u64)]) -> Index {
     let mut index = Index::default();
-    let mut listing: Vec<Entry> = files
-        .iter()
-        .map(|(p, b)| Entry {
-            path: p.clone(),
-            kind: EntryKind::File,
-            size: b.len() as u64,
-        })
-        .collect();
+    let mut listing = entries(files);
     listing.extend(listed.iter().map(|(p, size)| Entry {
         path: (*p).to_owned(),
         kind: EntryKind::File,
