@@ -11,7 +11,9 @@
 //! Before that, the `wasm32-wasip2` target is checked and installed through rustup when it is
 //! missing (`build/wasm_target.rs`). It also lists the bundled `skills/` folder into
 //! `OUT_DIR/bundled_skills.rs` (`include_bytes!` of every file and a digest over them), which
-//! `host/src/bundled.rs` embeds so that an installed binary serves them from anywhere.
+//! `host/src/bundled.rs` embeds so that an installed binary serves them from anywhere, and the
+//! browser editor's static files (`js/editor/`) into `OUT_DIR/editor_files.rs` the same way,
+//! which `host/src/editor.rs` serves (no Node in the build: the files are served as written).
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -52,9 +54,18 @@ fn main() {
         manifest_dir.join("build").display()
     );
 
-    bundle_skills(
+    bundle_folder(
         &workspace.join("skills"),
         &out_dir.join("bundled_skills.rs"),
+        "BUNDLED",
+        "bundled `skills/`",
+    );
+    // The browser editor's page, script and styles, which `skills-mcp editor` serves.
+    bundle_folder(
+        &workspace.join("js/editor"),
+        &out_dir.join("editor_files.rs"),
+        "EDITOR",
+        "browser editor's `js/editor/`",
     );
 
     let dest = out_dir.join(ARTIFACT);
@@ -133,22 +144,23 @@ fn copy(from: &Path, to: &Path) {
     });
 }
 
-/// Write `dest`: the files of the bundled `skills/` folder as `BUNDLED_FILES` (relative path with
-/// `/` separators, `include_bytes!` of the file), sorted by path, and `BUNDLED_DIGEST`, the
-/// SHA-256 (hex) over every path and content, which names the folder they are unpacked into.
-fn bundle_skills(skills: &Path, dest: &Path) {
+/// Write `dest`: the files of a folder (the bundled `skills/`, the editor's `js/editor/`) as
+/// `<NAME>_FILES` (relative path with `/` separators, `include_bytes!` of the file), sorted by
+/// path, and `<NAME>_DIGEST`, the SHA-256 (hex) over every path and content (it names the
+/// folder the bundled skills are unpacked into).
+fn bundle_folder(folder: &Path, dest: &Path, name: &str, what: &str) {
     use sha2::Digest as _;
-    println!("cargo:rerun-if-changed={}", skills.display());
+    println!("cargo:rerun-if-changed={}", folder.display());
     let mut files = Vec::new();
-    if skills.is_dir() {
-        walk(skills, "", &mut files);
+    if folder.is_dir() {
+        walk(folder, "", &mut files);
     }
     files.sort();
     let mut hasher = sha2::Sha256::new();
     let mut list = String::new();
     for (rel, abs) in &files {
         let bytes = std::fs::read(abs)
-            .unwrap_or_else(|e| panic!("could not read bundled skill file {}: {e}", abs.display()));
+            .unwrap_or_else(|e| panic!("could not read the {what} file {}: {e}", abs.display()));
         hasher.update((rel.len() as u64).to_le_bytes());
         hasher.update(rel.as_bytes());
         hasher.update((bytes.len() as u64).to_le_bytes());
@@ -164,10 +176,10 @@ fn bundle_skills(skills: &Path, dest: &Path) {
         .map(|b| format!("{b:02x}"))
         .collect();
     let code = format!(
-        "/// SHA-256 over the bundled files' paths and contents.\n\
-         pub const BUNDLED_DIGEST: &str = {digest:?};\n\
-         /// The bundled `skills/` files: relative path, content.\n\
-         pub static BUNDLED_FILES: &[(&str, &[u8])] = &[\n{list}];\n"
+        "/// SHA-256 over the {what} files' paths and contents.\n\
+         pub const {name}_DIGEST: &str = {digest:?};\n\
+         /// The {what} files: relative path, content.\n\
+         pub static {name}_FILES: &[(&str, &[u8])] = &[\n{list}];\n"
     );
     write_if_changed(dest, code.as_bytes())
         .unwrap_or_else(|e| panic!("could not write {}: {e}", dest.display()));

@@ -7,6 +7,7 @@ mod answers;
 mod cli;
 mod common;
 mod component;
+mod editor;
 mod fleet;
 mod git;
 mod http;

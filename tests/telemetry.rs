@@ -114,7 +114,7 @@ fn metrics_count_the_http_requests_made() {
         );
         assert_eq!(a.status, 200);
     }
-    // Refused: a foreign Origin (rmcp's check), a body over the limit (ours).
+    // Refused: a foreign Origin (the Host and Origin guard), a body over the limit.
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
     let a = raw(
         &addr,

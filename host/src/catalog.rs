@@ -34,6 +34,8 @@ use serde_json::{Value, json};
 mod build;
 mod walk;
 
+pub(crate) use walk::{ReadError, read_capped};
+
 use build::*;
 use walk::*;
 
@@ -43,11 +45,11 @@ use skills_engine::walk::Child;
 use crate::index_cache::{self, FileStamp, ListingPrint};
 use crate::runtime::{AccessFinding, AccessRule, Caller, HiddenSkill};
 use crate::runtime::{
-    AssetInfo, AssetLocation, Catalogue, Diagnostic, EngineConfig, EngineError, EngineErrorKind,
-    Entry, Explanation, ExtensionSkill, FileData, FileReport, FileSource, Guest, GuestTrap,
-    IndexHandle, ManifestFile, NoFiles, ResolvedSkill, RouteOutcome, Runtime, RuntimeOptions,
-    SearchHit, ServedSkillMd, Severity, SizeError, SkillCheck, SkillInfo, SkillSummary, TreeNode,
-    WalkPolicy,
+    AssetInfo, AssetLocation, Catalogue, Diagnostic, DraftRanking, EngineConfig, EngineError,
+    EngineErrorKind, Entry, Explanation, ExtensionSkill, FileData, FileReport, FileSource, Guest,
+    GuestTrap, IndexHandle, ManifestFile, NoFiles, ResolvedSkill, RouteOutcome, Runtime,
+    RuntimeOptions, SearchHit, ServedSkillMd, Severity, SizeError, SkillCheck, SkillInfo,
+    SkillSummary, TreeNode, WalkPolicy,
 };
 
 /// Default largest asset served (`assets.max_size_bytes`).
@@ -614,6 +616,22 @@ impl Catalog {
         }
     }
 
+    /// The entries of root `root` listed now, as an index build lists them (the engine's walk
+    /// policy; symlinks reported, never followed): what an editor hands `check-skill`. Empty
+    /// when the root is not available.
+    pub fn listing(&self, root: u32) -> Vec<Entry> {
+        let snapshot = self.snapshot();
+        match snapshot
+            .roots
+            .dirs
+            .get(root as usize)
+            .and_then(Option::as_ref)
+        {
+            Some(dir) => walk(dir, root, &snapshot.roots.policy).entries,
+            None => Vec::new(),
+        }
+    }
+
     /// The skill tree (flattened; node 0 is its root), optionally below `path`.
     pub fn tree(&self, path: Option<&str>) -> anyhow::Result<Vec<TreeNode>> {
         self.with_index(|g, i| g.tree(i, path))
@@ -635,6 +653,19 @@ impl Catalog {
         listing: &[Entry],
     ) -> anyhow::Result<SkillCheck> {
         self.with_index(|g, i| g.check_skill_in(i, path, bytes, listing))
+    }
+
+    /// Rank the draft skill file `path` (relative to its root) holding `bytes` among this
+    /// collection, for each request, as a rebuilt index would (what editors run); at most
+    /// `limit` skills ranked above it per request.
+    pub fn score_draft(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        requests: &[String],
+        limit: u32,
+    ) -> anyhow::Result<DraftRanking> {
+        self.with_index(|g, i| g.score_draft(i, path, bytes, requests, limit))
     }
 
     /// Every skill the Skills extension lists (with its path there), sorted by that path.

@@ -116,6 +116,10 @@ pub enum Command {
     /// Access rules: `access check` prints which skills a caller (--subject, --groups,
     /// --scopes, --token-file-line, --local) sees and which rule hides each of the others.
     Access(crate::access::check::AccessArgs),
+    /// The skill editor in your browser, on the configured roots: a tree of skills, the live
+    /// lint, served name and rank of a draft, and saving (loopback only; the URL printed
+    /// carries a per-run secret). See docs/editor.md.
+    Editor(crate::editor::EditorArgs),
 }
 
 #[derive(Debug, Args)]
@@ -301,6 +305,12 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Stats(args) => stats(global, &args),
         Command::Health(args) => health(&args),
+        Command::Editor(args) => {
+            // The address first: a refused one opens nothing.
+            let addr = crate::editor::listen_addr(&args.listen)?;
+            let (catalog, loaded) = open_loaded(global)?;
+            crate::editor::run(addr, catalog, &loaded.config, &loaded.roots, &args)
+        }
         Command::Access(args) => match &args.command {
             crate::access::check::AccessCommand::Check(check) => {
                 let (catalog, config) = open(global, &[])?;
@@ -443,17 +453,31 @@ fn open(
     global: &GlobalArgs,
     explicit_roots: &[PathBuf],
 ) -> anyhow::Result<(Catalog, crate::config::Config)> {
-    let (loaded, _git) = load(global, explicit_roots.is_empty())?;
+    if explicit_roots.is_empty() {
+        let (catalog, loaded) = open_loaded(global)?;
+        return Ok((catalog, loaded.config));
+    }
+    let (loaded, _git) = load(global, false)?;
     for warning in &loaded.warnings {
         tracing::warn!("{}", crate::logsafe::Escaped(warning));
     }
-    let roots = if explicit_roots.is_empty() {
-        crate::mcp::catalog_roots(&loaded.roots)
-    } else {
-        explicit_roots.iter().cloned().map(RootSpec::new).collect()
-    };
+    let roots = explicit_roots.iter().cloned().map(RootSpec::new).collect();
     let catalog = Catalog::open(roots, crate::mcp::catalog_options(&loaded.config))?;
     Ok((catalog, loaded.config))
+}
+
+/// [`open`] over the configured roots (git sources fetched first), with the configuration and
+/// the roots it resolved (where each came from).
+fn open_loaded(global: &GlobalArgs) -> anyhow::Result<(Catalog, crate::config::Loaded)> {
+    let (loaded, _git) = load(global, true)?;
+    for warning in &loaded.warnings {
+        tracing::warn!("{}", crate::logsafe::Escaped(warning));
+    }
+    let catalog = Catalog::open(
+        crate::mcp::catalog_roots(&loaded.roots),
+        crate::mcp::catalog_options(&loaded.config),
+    )?;
+    Ok((catalog, loaded))
 }
 
 /// `stats`: the usage report of the configured store (or `--usage-db` / `--database-url`);

@@ -6,8 +6,8 @@
 //! every connection; the factory hands out cheap clones of it.
 //!
 //! Around it, this module owns what rmcp leaves to the application:
-//! - `Host` allowlist (loopback names by default) and `Origin` validation always on (rmcp
-//!   checks Origin only when asked): both 403, done by rmcp from [`HttpConfig`];
+//! - `Host` allowlist (loopback names by default) and `Origin` validation always on: both 403,
+//!   by the one layer of [`guard`] (the editor's endpoints use it too), from [`HttpConfig`];
 //! - listening on a non-loopback address is refused unless authentication is configured or
 //!   the operator says the server is open to everyone ([`check_listen`]);
 //! - limits: request body size (413), per-request timeout (504), a cap on requests in flight
@@ -56,6 +56,7 @@ use crate::{
 };
 
 pub mod config;
+pub mod guard;
 pub mod sessions;
 pub use config::{DEFAULT_LISTEN, HttpConfig, HttpFlags, Transport, check_listen, parse_listen};
 
@@ -109,19 +110,16 @@ pub fn router(
     auth: Option<Arc<crate::http_auth::Authenticator>>,
 ) -> Router {
     let c = &state.config;
-    let mut rmcp_config = StreamableHttpServerConfig::default()
-        .with_allowed_origins(c.allowed_origins.clone())
-        .enforce_origin_validation()
+    // Host and Origin are checked by our own layer ([`guard`], shared with the editor), not
+    // twice.
+    let rmcp_config = StreamableHttpServerConfig::default()
+        .disable_allowed_hosts()
+        .disable_allowed_origins()
         .with_max_request_body_bytes(c.max_body_bytes)
         .with_json_response(true)
         .with_legacy_session_mode(c.sessions)
         .with_sse_keep_alive(Some(Duration::from_secs(15)))
         .with_cancellation_token(state.cancel.clone());
-    rmcp_config = if c.allowed_hosts.iter().any(|h| h == "*") {
-        rmcp_config.disable_allowed_hosts()
-    } else {
-        rmcp_config.with_allowed_hosts(c.allowed_hosts.clone())
-    };
     let factory_state = state.clone();
     let mcp = StreamableHttpService::new(
         move || {
@@ -154,6 +152,9 @@ pub fn router(
     if let Some(auth) = auth {
         endpoint = crate::http_auth::apply(endpoint, auth, state.body.clone());
     }
+    // Outermost at /mcp: a foreign Host or Origin is refused before anything else runs.
+    let guard = Arc::new(guard::Guard::new(&c.allowed_hosts, &c.allowed_origins));
+    endpoint = endpoint.route_layer(middleware::from_fn_with_state(guard, guard::layer));
     endpoint
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz).with_state(state.clone()))

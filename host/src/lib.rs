@@ -10,6 +10,7 @@ pub mod bundled;
 pub mod catalog;
 pub mod cli;
 pub mod config;
+pub mod editor;
 pub mod git;
 pub mod harden;
 pub mod http;

@@ -46,7 +46,7 @@ pub use bindings::skills_mcp::engine::types::{
 
 use bindings::SkillsEngine;
 use bindings::SkillsEnginePre;
-pub use bindings::exports::skills_mcp::engine::engine::SkillCheck;
+pub use bindings::exports::skills_mcp::engine::engine::{DraftRanking, SkillCheck};
 
 impl Default for EngineConfig {
     /// The engine crate's defaults ([`skills_engine::model::EngineConfig::DEFAULT`]).
@@ -996,6 +996,23 @@ impl Guest {
             e.index().call_check_skill(s, index.0, path, bytes, listing)
         });
         self.typed(format_args!("checking the skill file {path:?}"), r)
+    }
+
+    /// `score-draft`: the draft skill file `path` holding `bytes`, ranked among the finished
+    /// `index` for each request as if it had been added to it.
+    pub fn score_draft(
+        &mut self,
+        index: IndexHandle,
+        path: &str,
+        bytes: &[u8],
+        requests: &[String],
+        limit: u32,
+    ) -> anyhow::Result<DraftRanking> {
+        let r = self.engine_call("index.score-draft", |s, e| {
+            e.index()
+                .call_score_draft(s, index.0, path, bytes, requests, limit)
+        });
+        self.typed(format_args!("ranking the draft {path:?}"), r)
     }
 
     /// Every skill the Skills extension lists, sorted by ext path.

@@ -1,5 +1,8 @@
-// The browser skill editor: every check and every rank comes from the engine (no rule here).
-import { loadEngine, fromFiles, walkRoot, EngineError } from '../src/index.js';
+// The skill editor's UI, one for both engine adapters: in the browser (engine-browser.js: the
+// engine runs in this page, on the bundled skills or a folder opened here) and under
+// `skills-mcp editor` (engine-host.js: the host runs the same engine on the configured roots,
+// and saves). Every check and every rank comes from the engine (no rule here).
+import { hostSecret } from './engine-host.js';
 
 const $ = (id) => document.getElementById(id);
 const TEMPLATE = `---
@@ -10,57 +13,216 @@ description: Clean messy CSV files.
 
 Load the file, fix the delimiters, validate the columns.
 `;
+const NEW_SKILL = (name) => `---
+name: ${name}
+description: What this skill does, and when to use it (the words people use when they need it).
+---
+# ${name}
+
+The steps, in order.
+`;
 const DEFAULT_REQUESTS = ['clean a csv spreadsheet', 'react login form'];
 
-let engine;
-let collection = null; // { name, root, index, files }
+let adapter;
+/** The file being edited: {root, path, digest (null: new), readOnly, saved (its text on disk)}. */
+let current = { root: 0, path: '', digest: null, readOnly: null, saved: null };
 let scheduled = false;
+let running = false;
+let again = false;
 const timings = [];
 
 function setStatus(text) { $('status').textContent = text; }
 
 async function boot() {
-  engine = await loadEngine({ onRestart: (e) => setStatus(`engine restarted after a trap: ${e}`) });
-  const bundled = await (await fetch(new URL('../dist/bundled-skills.json', import.meta.url))).json();
-  useCollection(bundled.name, bundled.files);
-  $('source').value = TEMPLATE;
-  $('requests').value = DEFAULT_REQUESTS.join('\n');
+  const secret = hostSecret();
+  if (secret) {
+    const { connectHost } = await import('./engine-host.js');
+    adapter = await connectHost(secret);
+    document.body.classList.add('host');
+    await refreshState();
+    $('requests').value = '';
+    const first = state.skills.find((s) => !state.roots[s.root]?.readOnly) ?? state.skills[0];
+    if (first) await openFile(first.root, first.file);
+    else newSkill();
+  } else {
+    const { connectBrowser } = await import('./engine-browser.js');
+    adapter = await connectBrowser({ onRestart: (e) => setStatus(`engine restarted after a trap: ${e}`) });
+    document.body.classList.add('browser');
+    showCollection(await adapter.bundled());
+    $('source').value = TEMPLATE;
+    $('path').value = 'data/csv-cleaner/SKILL.md';
+    $('requests').value = DEFAULT_REQUESTS.join('\n');
+    $('start-from').addEventListener('change', startFrom);
+    $('open-folder').addEventListener('click', openFolder);
+    $('folder-input').addEventListener('change', (e) => loadFileList([...e.target.files]));
+    document.addEventListener('dragover', (e) => { e.preventDefault(); document.body.classList.add('dragging'); });
+    document.addEventListener('dragleave', () => document.body.classList.remove('dragging'));
+    document.addEventListener('drop', drop);
+  }
   $('source').addEventListener('input', schedule);
   $('requests').addEventListener('input', schedule);
   $('path').addEventListener('input', schedule);
   $('source').addEventListener('scroll', () => { $('gutter').scrollTop = $('source').scrollTop; });
-  $('start-from').addEventListener('change', startFrom);
-  $('open-folder').addEventListener('click', openFolder);
-  $('folder-input').addEventListener('change', (e) => loadFileList([...e.target.files]));
-  document.addEventListener('dragover', (e) => { e.preventDefault(); document.body.classList.add('dragging'); });
-  document.addEventListener('dragleave', () => document.body.classList.remove('dragging'));
-  document.addEventListener('drop', drop);
-  update();
+  $('save').addEventListener('click', save);
+  $('new-skill').addEventListener('click', newSkill);
+  $('root').addEventListener('change', schedule);
+  await update();
   setStatus('ready');
 }
 
-/**
- * Make `files` ([{path, text}]) the collection the draft is ranked against; `entries`: the
- * folder's whole listing when it came from a walk (else the files alone).
- */
-function useCollection(name, files, entries) {
-  const t = performance.now();
-  const root = fromFiles(name, files);
-  if (entries) root.entries = entries;
-  const index = engine.buildIndex([root]);
-  collection = { name, root, index, files };
-  const ms = performance.now() - t;
-  $('collection-name').textContent = `collection: ${name}, ${index.size} skills (built in ${ms.toFixed(0)} ms)`;
+// ---- host mode: the configured roots, opening, saving ----
+
+let state = { roots: [], skills: [], caller: '' };
+
+async function refreshState() {
+  state = await adapter.state();
+  $('caller').textContent = `as ${state.caller}`;
+  $('collection-name').textContent = `${state.skills.length} skills in ${state.roots.length} root${state.roots.length === 1 ? '' : 's'}`;
+  const select = $('root');
+  select.replaceChildren(...state.roots.map((r) => {
+    const o = document.createElement('option');
+    o.value = String(r.root);
+    o.textContent = `${r.name}${r.readOnly ? ' (read-only)' : ''}`;
+    return o;
+  }));
+  select.value = String(current.root);
+  renderTree();
+}
+
+/** The skills as a tree: one branch per root, then the skill path's segments. */
+function renderTree() {
+  const tree = $('tree');
+  tree.replaceChildren();
+  for (const r of state.roots) {
+    const details = document.createElement('details');
+    details.open = true;
+    const summary = document.createElement('summary');
+    summary.textContent = r.name;
+    summary.title = r.path;
+    if (r.readOnly) {
+      const badge = document.createElement('span');
+      badge.className = 'badge';
+      badge.textContent = 'read-only';
+      badge.title = r.readOnly;
+      summary.append(' ', badge);
+    }
+    details.append(summary);
+    const skills = state.skills.filter((s) => s.root === r.root).sort((a, b) => a.skillPath.localeCompare(b.skillPath));
+    const branches = new Map([['', details]]);
+    const branch = (path) => {
+      if (branches.has(path)) return branches.get(path);
+      const cut = path.lastIndexOf('/');
+      const parent = branch(cut < 0 ? '' : path.slice(0, cut));
+      const d = document.createElement('details');
+      d.open = true;
+      const s = document.createElement('summary');
+      s.textContent = path.slice(cut + 1) + '/';
+      d.append(s);
+      parent.append(d);
+      branches.set(path, d);
+      return d;
+    };
+    for (const s of skills) {
+      const cut = s.skillPath.lastIndexOf('/');
+      const parent = branch(cut < 0 ? '' : s.skillPath.slice(0, cut));
+      const a = document.createElement('a');
+      a.href = '#';
+      a.className = 'skill';
+      a.dataset.root = String(s.root);
+      a.dataset.file = s.file;
+      a.textContent = s.skillPath.slice(cut + 1);
+      a.title = `${s.file}: ${s.description}`;
+      a.addEventListener('click', (e) => { e.preventDefault(); openFile(s.root, s.file); });
+      parent.append(a);
+    }
+    tree.append(details);
+  }
+}
+
+async function openFile(root, path) {
+  if (dirty() && !confirm(`${current.path} has unsaved changes. Open ${path} anyway?`)) return;
+  setStatus(`opening ${path}…`);
+  const f = await adapter.open(root, path);
+  current = { root, path, digest: f.digest, readOnly: f.readOnly ?? null, saved: f.text };
+  $('root').value = String(root);
+  $('path').value = path;
+  $('source').value = f.text;
+  for (const a of document.querySelectorAll('#tree a.skill')) {
+    a.classList.toggle('open', a.dataset.root === String(root) && a.dataset.file === path);
+  }
+  showFileState();
+  await update();
+  setStatus('ready');
+}
+
+function newSkill() {
+  if (dirty() && !confirm(`${current.path} has unsaved changes. Start a new skill anyway?`)) return;
+  const writable = state.roots.find((r) => !r.readOnly);
+  const root = writable ? writable.root : 0;
+  const taken = new Set(state.skills.filter((s) => s.root === root).map((s) => s.file));
+  let n = 1;
+  while (taken.has(n === 1 ? 'new-skill/SKILL.md' : `new-skill-${n}/SKILL.md`)) n += 1;
+  const name = n === 1 ? 'new-skill' : `new-skill-${n}`;
+  current = { root, path: `${name}/SKILL.md`, digest: null, readOnly: state.roots[root]?.readOnly ?? null, saved: null };
+  $('root').value = String(root);
+  $('path').value = current.path;
+  $('source').value = NEW_SKILL(name);
+  showFileState();
+  schedule();
+}
+
+/** Where the text would go: the file opened, or a new file when the path or root changed. */
+function target() {
+  const root = Number($('root').value || 0);
+  const path = $('path').value.trim();
+  const same = root === current.root && path === current.path;
+  return { root, path, digest: same ? current.digest : null, isNew: !same || current.digest === null };
+}
+
+function dirty() { return adapter?.mode === 'host' && current.path && $('source').value !== current.saved; }
+
+function showFileState() {
+  const t = target();
+  const readOnly = state.roots[t.root]?.readOnly ?? null;
+  $('readonly').textContent = readOnly ? `read-only: ${readOnly}` : '';
+  $('save').disabled = Boolean(readOnly);
+  $('save-state').textContent = t.isNew ? 'new file' : dirty() ? 'unsaved changes' : 'saved';
+}
+
+async function save() {
+  const t = target();
+  const text = $('source').value;
+  $('save').disabled = true;
+  $('save-error').textContent = '';
+  try {
+    const r = await adapter.save(t.root, t.path, text, t.digest);
+    current = { root: t.root, path: t.path, digest: r.digest, readOnly: null, saved: text };
+    $('save-state').textContent = `saved (${new Date().toLocaleTimeString()})`;
+    await refreshState();
+    for (const a of document.querySelectorAll('#tree a.skill')) {
+      a.classList.toggle('open', a.dataset.root === String(t.root) && a.dataset.file === t.path);
+    }
+    await update();
+  } catch (e) {
+    $('save-error').textContent = `not saved: ${e.message}`;
+  } finally {
+    showFileState();
+  }
+}
+
+// ---- browser mode: the bundled skills, or a folder opened in the page ----
+
+function showCollection({ name, skills, buildMs, list }) {
+  $('collection-name').textContent = `collection: ${name}, ${skills} skills (built in ${buildMs.toFixed(0)} ms)`;
   const select = $('start-from');
   select.length = 1;
-  for (const s of index.skills()) {
+  for (const s of list) {
     const o = document.createElement('option');
     o.value = s.file;
     o.textContent = s.skillPath;
     select.append(o);
   }
   schedule();
-  return { skills: index.size, buildMs: ms };
 }
 
 function startFrom() {
@@ -68,11 +230,42 @@ function startFrom() {
   if (!file) { $('path').value = 'data/csv-cleaner/SKILL.md'; $('source').value = TEMPLATE; }
   else {
     $('path').value = file;
-    const f = collection.files.find((x) => x.path === file);
-    $('source').value = f ? f.text : '';
+    $('source').value = adapter.open(0, file).text;
   }
   update();
 }
+
+async function loadFolder(name, source) {
+  const loaded = await adapter.loadFolder(name, source, setStatus);
+  showCollection(loaded);
+  setStatus('ready');
+  return loaded;
+}
+
+/** Files of an `<input webkitdirectory>` (each with its webkitRelativePath) -> the collection. */
+async function loadFileList(files) {
+  const { listSource } = await import('./engine-browser.js');
+  const strip = (f) => (f.webkitRelativePath || f.name).split('/').slice(1).join('/');
+  const folder = (files[0]?.webkitRelativePath || '').split('/')[0] || 'folder';
+  await loadFolder(folder, listSource(files, strip));
+}
+
+async function openFolder() {
+  if (!window.showDirectoryPicker) { $('folder-input').click(); return; }
+  const { handleSource } = await import('./engine-browser.js');
+  const dir = await window.showDirectoryPicker();
+  await loadFolder(dir.name, handleSource(dir));
+}
+
+async function drop(e) {
+  e.preventDefault();
+  document.body.classList.remove('dragging');
+  const { entrySource } = await import('./engine-browser.js');
+  const top = [...e.dataTransfer.items].map((i) => i.webkitGetAsEntry()).find((x) => x?.isDirectory);
+  if (top) await loadFolder(top.name, entrySource(top));
+}
+
+// ---- both modes: lint and rank as you type ----
 
 function schedule() {
   if (scheduled) return;
@@ -84,39 +277,36 @@ function requests() {
   return $('requests').value.split('\n').map((r) => r.trim()).filter(Boolean);
 }
 
-/** Lint the draft and rank it: the per-keystroke work. */
-function analyse(path, text, reqs) {
-  // The engine uses only the entries of the skill's own folder, all below the file's folder:
-  // handing over just those keeps a keystroke's cost independent of the collection's size.
-  const dir = path.includes('/') ? path.slice(0, path.lastIndexOf('/') + 1) : '';
-  const listing = dir ? collection.root.entries.filter((e) => e.path.startsWith(dir)) : collection.root.entries;
-  // Against the collection: the Skills extension's verdict is the server's (a URI another
-  // skill holds, the limits), not the file's alone.
-  const check = collection.index.checkSkill(path, text, { listing });
-  let ranking = null;
-  let rankError = null;
-  if (check.skill && reqs.length) {
-    try { ranking = collection.index.scoreDraft(path, text, reqs, 5); }
-    catch (e) { rankError = e; }
-  }
-  return { check, ranking, rankError };
-}
-
-function update() {
-  if (!engine || !collection) return;
-  const path = $('path').value.trim();
-  const text = $('source').value;
-  const t = performance.now();
-  let result;
+/** One analysis at a time; changes made meanwhile are analysed once it is done. */
+async function update() {
+  if (!adapter) return;
+  if (running) { again = true; return; }
+  running = true;
   try {
-    result = analyse(path, text, requests());
-  } catch (e) {
-    result = { error: e };
+    do {
+      again = false;
+      const { root, path } = target();
+      const text = $('source').value;
+      const t = performance.now();
+      let result;
+      try {
+        // The browser adapter answers at once (rendered in this same task), the host's later.
+        result = adapter.analyse(root, path, text, requests());
+        if (result instanceof Promise) result = await result;
+      } catch (e) {
+        result = { error: e };
+      }
+      const ms = performance.now() - t;
+      timings.push(ms);
+      if (!again) {
+        render(text, result);
+        $('timing').textContent = `lint + rank: ${ms.toFixed(1)} ms`;
+      }
+    } while (again);
+  } finally {
+    running = false;
   }
-  const ms = performance.now() - t;
-  timings.push(ms);
-  render(text, result);
-  $('timing').textContent = `lint + rank: ${ms.toFixed(1)} ms`;
+  if (adapter.mode === 'host') showFileState();
 }
 
 function render(text, { check, ranking, rankError, error }) {
@@ -127,7 +317,7 @@ function render(text, { check, ranking, rankError, error }) {
   if (error) {
     const li = document.createElement('li');
     li.className = 'error';
-    li.textContent = error instanceof EngineError ? `${error.kind}: ${error.message}` : String(error);
+    li.textContent = error.kind ? `${error.kind}: ${error.message}` : String(error);
     list.append(li);
   } else if (check.diagnostics.length === 0) {
     const li = document.createElement('li');
@@ -188,127 +378,15 @@ function render(text, { check, ranking, rankError, error }) {
   }
 }
 
-/**
- * A folder the user opened, as `source` lists it (`list(path)`: its children; `file(path)`: a
- * listed file's File), made the collection. The engine decides everything: the walk's rules
- * (`walkRoot`: skipped folders, depth, the entry cap, special files), then which files it reads
- * (a first build over the listing with nothing read asks for them), then the skills.
- */
-async function loadFolder(name, source) {
-  setStatus('listing the folder…');
-  const { entries } = await walkRoot(engine, source.list);
-  const wanted = engine.buildIndex([{ name, entries, read: () => { throw new Error('not read yet'); } }])
-    .readErrors.map((e) => e.path);
-  setStatus(`reading ${wanted.length} files…`);
-  const files = [];
-  for (const path of wanted) files.push({ path, text: await (await source.file(path)).text() });
-  const stats = useCollection(name, files, entries);
-  setStatus('ready');
-  return { ...stats, entries: entries.length, read: wanted.length };
-}
-
-/** A source over a flat list of File objects (an `<input webkitdirectory>`): `rel` names each. */
-function listSource(files, rel) {
-  const folders = new Map([['', new Map()]]);
-  const byPath = new Map();
-  for (const f of files) {
-    const parts = rel(f).split('/').filter(Boolean);
-    if (!parts.length) continue;
-    let dir = '';
-    for (const [i, part] of parts.entries()) {
-      const path = dir ? `${dir}/${part}` : part;
-      const last = i === parts.length - 1;
-      folders.get(dir).set(part, last ? { name: part, kind: 'file', size: f.size } : { name: part, kind: 'directory', size: 0 });
-      if (last) byPath.set(path, f);
-      else if (!folders.has(path)) folders.set(path, new Map());
-      dir = path;
-    }
-  }
-  return {
-    list: (path) => [...(folders.get(path)?.values() ?? [])],
-    file: (path) => byPath.get(path),
-  };
-}
-
-/** A source over a FileSystemDirectoryHandle (the directory picker). */
-function handleSource(dir) {
-  const folders = new Map([['', dir]]);
-  const handles = new Map();
-  return {
-    async list(path) {
-      const children = [];
-      for await (const [name, h] of folders.get(path).entries()) {
-        const child = path ? `${path}/${name}` : name;
-        if (h.kind === 'directory') {
-          folders.set(child, h);
-          children.push({ name, kind: 'directory', size: 0 });
-        } else {
-          handles.set(child, h);
-          children.push({ name, kind: 'file', size: (await h.getFile()).size });
-        }
-      }
-      return children;
-    },
-    file: (path) => handles.get(path).getFile(),
-  };
-}
-
-/** A source over a dropped FileSystemDirectoryEntry. */
-function entrySource(top) {
-  const folders = new Map([['', top]]);
-  const files = new Map();
-  return {
-    async list(path) {
-      const reader = folders.get(path).createReader();
-      const children = [];
-      let batch;
-      do {
-        batch = await new Promise((ok, ko) => reader.readEntries(ok, ko));
-        for (const e of batch) {
-          const child = path ? `${path}/${e.name}` : e.name;
-          if (e.isDirectory) {
-            folders.set(child, e);
-            children.push({ name: e.name, kind: 'directory', size: 0 });
-          } else {
-            const file = await new Promise((ok, ko) => e.file(ok, ko));
-            files.set(child, file);
-            children.push({ name: e.name, kind: 'file', size: file.size });
-          }
-        }
-      } while (batch.length);
-      return children;
-    },
-    file: (path) => files.get(path),
-  };
-}
-
-/** Files of an `<input webkitdirectory>` (each with its webkitRelativePath) -> the collection. */
-async function loadFileList(files) {
-  const strip = (f) => (f.webkitRelativePath || f.name).split('/').slice(1).join('/');
-  const folder = (files[0]?.webkitRelativePath || '').split('/')[0] || 'folder';
-  await loadFolder(folder, listSource(files, strip));
-}
-
-async function openFolder() {
-  if (!window.showDirectoryPicker) { $('folder-input').click(); return; }
-  const dir = await window.showDirectoryPicker();
-  await loadFolder(dir.name, handleSource(dir));
-}
-
-async function drop(e) {
-  e.preventDefault();
-  document.body.classList.remove('dragging');
-  const top = [...e.dataTransfer.items].map((i) => i.webkitGetAsEntry()).find((x) => x?.isDirectory);
-  if (top) await loadFolder(top.name, entrySource(top));
-}
-
 // For tests and benchmarks: load a collection from a URL of {name, files}, and time the
-// per-keystroke work.
+// per-keystroke work (the browser adapter).
 window.skillsEditor = {
-  walkPolicy: () => engine.walkPolicy(),
+  walkPolicy: () => adapter.engine.walkPolicy(),
   async loadCollection(url) {
     const data = await (await fetch(url)).json();
-    return useCollection(data.name, data.files);
+    const used = adapter.use(data.name, data.files);
+    showCollection(used);
+    return used;
   },
   bench(runs = 20) {
     const path = $('path').value.trim();
@@ -317,7 +395,7 @@ window.skillsEditor = {
     const times = [];
     for (let i = 0; i < runs; i++) {
       const t = performance.now();
-      const r = analyse(path, text, reqs);
+      const r = adapter.analyse(0, path, text, reqs);
       times.push(performance.now() - t);
       if (!r.check.skill) throw new Error('the draft is not a skill');
     }
@@ -326,7 +404,7 @@ window.skillsEditor = {
     const floor = [];
     for (let i = 0; i < runs; i++) {
       const t = performance.now();
-      for (const r of reqs) collection.index.search(r, 5);
+      for (const r of reqs) adapter.collection.index.search(r, 5);
       floor.push(performance.now() - t);
     }
     floor.sort((a, b) => a - b);
@@ -335,4 +413,4 @@ window.skillsEditor = {
   timings,
 };
 
-boot().catch((e) => { setStatus(`failed: ${e}`); console.error(e); });
+boot().catch((e) => { setStatus(`failed: ${e.message ?? e}`); console.error(e); });

@@ -6,7 +6,7 @@ use super::*;
 
 /// Why a file could not be read.
 #[derive(Debug)]
-pub(super) enum ReadError {
+pub(crate) enum ReadError {
     TooLarge { size: u64, limit: u64 },
     Refused(String),
     Io(std::io::Error),
@@ -28,7 +28,7 @@ impl std::error::Error for ReadError {}
 
 /// Read `path` (relative to `dir`) if it is a regular file of at most `limit` bytes. The last
 /// component is never followed if it is a symlink; cap-std keeps every step inside `dir`.
-pub(super) fn read_capped(dir: &Dir, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
+pub(crate) fn read_capped(dir: &Dir, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
     skills_engine::walk::check_read_path(path).map_err(ReadError::Refused)?;
     let meta = dir.symlink_metadata(path).map_err(ReadError::Io)?;
     if meta.file_type().is_symlink() {

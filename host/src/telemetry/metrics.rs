@@ -337,8 +337,7 @@ fn http_method(method: &axum::http::Method) -> &'static str {
 
 impl Metrics {
     /// One HTTP request answered with `response` after `elapsed`: its duration, and its
-    /// refusal when it was refused. A 403 from `/mcp` that no layer of ours marked is rmcp's
-    /// Host or Origin check.
+    /// refusal when a layer marked it refused ([`Refused`]).
     pub fn http_request(
         &self,
         method: &axum::http::Method,
@@ -355,12 +354,8 @@ impl Metrics {
                 http_response_status_code: status.as_u16(),
             })
             .observe(elapsed.as_secs_f64());
-        match response.extensions().get::<Refused>() {
-            Some(Refused(reason)) => self.refuse(reason),
-            None if status == axum::http::StatusCode::FORBIDDEN && route == "/mcp" => {
-                self.refuse("host_origin")
-            }
-            None => {}
+        if let Some(Refused(reason)) = response.extensions().get::<Refused>() {
+            self.refuse(reason);
         }
     }
 }
