@@ -21,6 +21,9 @@
 //!   (`VmHWM` of `/proc/<pid>/status`, read before it exits). Start-up minus build subtracts the
 //!   server's own `Catalog::open` time (its stderr line `N skills indexed in T ms`), so load that
 //!   changes between the in-process measurement and the server's run does not enter it.
+//! - **one-shot CLI**: `skills-mcp --root DIR search --batch` over the query list, restoring the
+//!   index from the index cache: its peak RSS (`ru_maxrss` of `wait4`). `benches/memory.rs`
+//!   has the same figures for any binary, and a refresh storm.
 //!
 //! Medians of `--reps` runs after one warm-up run (the page cache is warm for every variant).
 
@@ -160,6 +163,7 @@ fn main() {
     let mut builds = Vec::new();
     let mut queries = Vec::new();
     let mut serves = Vec::new();
+    let mut clis = Vec::new();
     for corpus in &corpora {
         eprintln!("measuring {} ...", corpus.name);
         let to_read = support::files_to_read(corpus);
@@ -289,6 +293,7 @@ fn main() {
         // The real server.
         serves.push(serve(&o, corpus, catalog_t, &qs[0], false));
         serves.push(serve(&o, corpus, cached.unwrap_or(catalog_t), &qs[0], true));
+        clis.push((corpus.name.clone(), qs.len(), cli_peak(&o, corpus, &qs)));
     }
 
     println!("\n## Performance (measured {})\n", machine());
@@ -367,7 +372,7 @@ fn main() {
     println!("|---|---|---:|---:|---:|---:|---:|---|---:|---|---:|");
     for s in &serves {
         let limit_mb = match s.corpus.as_str() {
-            "combined" => Some(40.0),
+            "combined" => Some(35.0),
             c if c.starts_with("gen") => Some(80.0),
             _ => None,
         };
@@ -405,6 +410,23 @@ fn main() {
             s.guest_kb
                 .map_or("n/a".into(), |k| format!("{:.1} MB", k as f64 / 1024.0))
         );
+    }
+    println!(
+        "\n### `skills-mcp search --batch` (from the index cache, median of {} runs)\n",
+        o.reps
+    );
+    println!("| corpus | queries | peak RSS (`ru_maxrss`) | goal |\n|---|---:|---:|---|");
+    for (corpus, queries, peak) in &clis {
+        let limit_mb = (corpus == "combined").then_some(35.0);
+        let (rss, ok) = match (peak, limit_mb) {
+            (Ok(k), Some(l)) => (
+                format!("{:.1} MB", *k as f64 / 1024.0),
+                format!("{} (<= {l:.0} MB)", verdict((*k as f64 / 1024.0) <= l)),
+            ),
+            (Ok(k), None) => (format!("{:.1} MB", *k as f64 / 1024.0), "-".into()),
+            (Err(e), _) => ("n/a".into(), e.clone()),
+        };
+        println!("| {corpus} | {queries} | {rss} | {ok} |");
     }
     println!(
         "\nTotal time of this report: {:.0} s.",
@@ -613,6 +635,32 @@ fn serve_once(
     })();
     s.stop();
     r
+}
+
+/// Peak RSS (kB) of the one-shot CLI, `search --batch` over `queries` restoring the index from
+/// the index cache (written by a first run), median of `o.reps` runs.
+fn cli_peak(o: &Opts, corpus: &Corpus, queries: &[String]) -> Result<u64, String> {
+    let home = support::scratch_dir().join("home");
+    let _ = std::fs::create_dir_all(&home);
+    let command = || {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_skills-mcp"));
+        cmd.current_dir(&home)
+            .env("HOME", &home)
+            .env(
+                "SKILLS_MCP_CACHE_DIR",
+                skills_mcp::runtime::default_cache_dir().unwrap_or_default(),
+            )
+            .env("SKILLS_MCP_INDEX_CACHE", "on")
+            .env_remove("SKILLS_DIR")
+            .env_remove("XDG_CACHE_HOME");
+        cmd
+    };
+    support::search_batch_peak_rss_kb(command(), &corpus.root, queries)?;
+    let mut runs = (0..o.reps)
+        .map(|_| support::search_batch_peak_rss_kb(command(), &corpus.root, queries))
+        .collect::<Result<Vec<u64>, String>>()?;
+    runs.sort_unstable();
+    Ok(runs[runs.len() / 2])
 }
 
 fn serve(o: &Opts, corpus: &Corpus, build: Duration, query: &str, index_cache: bool) -> ServeRow {

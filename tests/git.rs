@@ -399,7 +399,7 @@ async fn missing_branch_and_subpath_are_clear_errors() {
 }
 
 #[tokio::test]
-async fn a_second_refresh_during_one_answers_at_once() {
+async fn refreshes_during_one_share_the_next() {
     let remote = Remote::new();
     remote.commit(&[("a/SKILL.md", &skill("a"))], "a");
     let content = TempDir::new().unwrap();
@@ -407,45 +407,59 @@ async fn a_second_refresh_during_one_answers_at_once() {
     sync.initialize().await;
     let started = Arc::new(tokio::sync::Notify::new());
     let release = Arc::new(tokio::sync::Notify::new());
-    let (s, r) = (started.clone(), release.clone());
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (s, r, c) = (started.clone(), release.clone(), calls.clone());
     sync.set_reindex(reindex_fn(move |_| {
-        let (s, r) = (s.clone(), r.clone());
+        let (s, r, c) = (s.clone(), r.clone(), c.clone());
         async move {
+            let n = c.fetch_add(1, Ordering::SeqCst) + 1;
             s.notify_one();
             r.notified().await;
-            Ok(7)
+            Ok(n)
         }
     }));
-
-    let first = tokio::spawn({
+    let spawn = |force: bool| {
         let sync = sync.clone();
-        async move { sync.force_refresh().await }
-    });
-    started.notified().await;
-    let t = Instant::now();
-    let second = sync.force_refresh().await;
-    assert!(!second.success);
-    assert!(t.elapsed() < Duration::from_millis(500));
-    let json = serde_json::to_value(&second).unwrap();
-    assert_eq!(json["success"], false);
-    let periodic = sync.refresh_if_changed().await;
-    assert!(!periodic.success);
+        tokio::spawn(async move {
+            if force {
+                sync.force_refresh().await
+            } else {
+                sync.refresh_if_changed().await
+            }
+        })
+    };
 
+    let first = spawn(true);
+    started.notified().await;
+    // Arriving during the first refresh: a forced one and a periodic check join the next
+    // refresh (nobody is turned away).
+    let second = spawn(true);
+    let periodic = spawn(false);
+    for _ in 0..8 {
+        tokio::task::yield_now().await;
+    }
     release.notify_one();
     let first = first.await.unwrap();
     assert!(
-        first.success && first.skills_reindexed == Some(7),
+        first.success && first.skills_reindexed == Some(1),
         "{first:?}"
     );
-    // And the flag is released afterwards.
-    let release2 = release.clone();
-    let third = tokio::spawn({
-        let sync = sync.clone();
-        async move { sync.force_refresh().await }
-    });
+    // The queued refresh is forced (the second caller forced it): it reindexes.
     started.notified().await;
-    release2.notify_one();
-    assert!(third.await.unwrap().success);
+    release.notify_one();
+    let (second, periodic) = (second.await.unwrap(), periodic.await.unwrap());
+    assert!(
+        second.success && second.skills_reindexed == Some(2),
+        "{second:?}"
+    );
+    assert_eq!(second, periodic);
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+
+    // Idle again: the next caller starts a refresh of its own.
+    let third = spawn(true);
+    started.notified().await;
+    release.notify_one();
+    assert_eq!(third.await.unwrap().skills_reindexed, Some(3));
 }
 
 /// A static file server for one folder (git's dumb HTTP protocol), recording the `Authorization`

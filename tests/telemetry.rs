@@ -667,3 +667,123 @@ fn traces_are_off_when_the_sdk_is_disabled() {
     drop(server);
     assert!(receiver.spans.lock().unwrap().is_empty());
 }
+
+/// A storm of `refresh_skills` calls, pipelined over stdio to the real binary: one rebuild runs
+/// and one is queued, every caller arriving meanwhile shares the queued one's result (counted by
+/// `skills_mcp_index_build_duration_seconds_count` on `/metrics`), and a skill added during the
+/// first rebuild is in the answers of every call made after it was added.
+#[test]
+fn a_refresh_storm_runs_at_most_two_rebuilds() {
+    let root = tempfile::TempDir::new().unwrap();
+    // Enough skills that a rebuild outlasts the writing of the calls.
+    for i in 0..1500 {
+        crate::common::write_files(
+            root.path(),
+            &[(
+                &format!("s{i:04}/SKILL.md"),
+                &crate::common::agent_skill_md(
+                    &format!("s{i:04}"),
+                    &format!("Skill number {i} about topic {} and more", i % 37),
+                    &"Some body text for the index to read.\n".repeat(20),
+                ),
+            )],
+        );
+    }
+    let home = tempfile::TempDir::new().unwrap();
+    // No live reload: the calls alone rebuild.
+    std::fs::write(home.path().join("c.yaml"), "refresh:\n  watch: false\n").unwrap();
+    let mut child = bin()
+        .args(["serve", "--no-default-roots", "--root"])
+        .arg(root.path())
+        .args(["--metrics-listen", "127.0.0.1:0", "--config"])
+        .arg(home.path().join("c.yaml"))
+        .env("HOME", home.path())
+        .env("SKILLS_MCP_INDEX_CACHE", "off")
+        .current_dir(home.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = lines_of(child.stdout.take().unwrap());
+    let err = lines_of(child.stderr.take().unwrap());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut log = String::new();
+    let metrics = loop {
+        let line = err
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .unwrap_or_else(|_| panic!("no metrics line:\n{log}"));
+        log.push_str(&line);
+        if line.contains("metrics on http://") {
+            break metrics_addr(&line);
+        }
+    };
+    let mut stdin = child.stdin.take().unwrap();
+    let mut send = |lines: &[Value]| {
+        for v in lines {
+            writeln!(stdin, "{v}").unwrap();
+        }
+        stdin.flush().unwrap();
+    };
+    let answer = |id: u64| loop {
+        let line = out
+            .recv_timeout(Duration::from_secs(120))
+            .expect("an answer on stdout");
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if v["id"] == json!(id) {
+            return v;
+        }
+    };
+    send(&[
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    ]);
+    answer(1);
+    let builds = || {
+        count(
+            &samples(&scrape(&metrics, None).body),
+            "skills_mcp_index_build_duration_seconds_count",
+        )
+    };
+    let before = builds();
+    let refresh = |id: u64| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "refresh_skills", "arguments": {}}})
+    };
+    // 25 calls; a skill added (during the first rebuild); 25 calls more.
+    send(&(100..125).map(refresh).collect::<Vec<_>>());
+    crate::common::write_files(
+        root.path(),
+        &[(
+            "late/SKILL.md",
+            &crate::common::agent_skill_md("late", "Added during a rebuild", "Late.\n"),
+        )],
+    );
+    send(&(125..150).map(refresh).collect::<Vec<_>>());
+    let mut answers = BTreeMap::new();
+    while answers.len() < 50 {
+        let line = out
+            .recv_timeout(Duration::from_secs(120))
+            .expect("an answer on stdout");
+        let v: Value = serde_json::from_str(&line).unwrap();
+        if let Some(id) = v["id"].as_u64() {
+            let result = &v["result"]["structuredContent"];
+            assert_eq!(result["success"], json!(true), "{v}");
+            answers.insert(id, result["skills_reindexed"].as_u64().unwrap());
+        }
+    }
+    for (id, skills) in &answers {
+        if *id >= 125 {
+            assert_eq!(*skills, 1501, "call {id}: {answers:?}");
+        } else {
+            assert!(*skills == 1500 || *skills == 1501, "{answers:?}");
+        }
+    }
+    let rebuilds = builds() - before;
+    assert!((1.0..=2.0).contains(&rebuilds), "{rebuilds} rebuilds");
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success());
+}

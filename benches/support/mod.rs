@@ -2,7 +2,7 @@
 //! build and the queries.
 //!
 //! Corpora: `bundled` (the repository's `skills/`), `combined` (`../shared/corpora/combined`
-//! next to the repository, 2,621 real skills; skipped with a note when absent) and `gen10k`
+//! next to the repository, or below `SKILLS_MCP_SHARED`; 2,621 real skills; skipped with a note when absent) and `gen10k`
 //! (10,000 generated skills, written once to `target/bench-corpus/`; `SKILLS_MCP_BENCH_GEN_SKILLS`
 //! changes the count).
 
@@ -39,6 +39,14 @@ pub fn workspace() -> PathBuf {
         .to_path_buf()
 }
 
+/// The shared folder next to the repository (`../shared`: corpora, eval), or
+/// `SKILLS_MCP_SHARED` when set (a worktree elsewhere).
+pub fn shared_dir() -> PathBuf {
+    std::env::var_os("SKILLS_MCP_SHARED")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace().join("../shared"))
+}
+
 /// Where generated corpora and bench scratch files go.
 pub fn scratch_dir() -> PathBuf {
     workspace().join("target").join("bench-corpus")
@@ -53,7 +61,7 @@ pub fn bundled() -> Corpus {
 
 /// The shared real corpus, when this checkout has it next to it.
 pub fn combined() -> Option<Corpus> {
-    let root = workspace().join("../shared/corpora/combined");
+    let root = shared_dir().join("corpora/combined");
     if root.is_dir() {
         Some(Corpus {
             name: "combined".into(),
@@ -254,7 +262,7 @@ pub fn dev_requests() -> Vec<String> {
 /// The strings `fields` of each entry of `../shared/eval/dev_queries.json`, entry by entry in
 /// file order; empty when the file is absent or unreadable.
 pub fn dev_queries(fields: &[&str]) -> Vec<String> {
-    let path = workspace().join("../shared/eval/dev_queries.json");
+    let path = shared_dir().join("eval/dev_queries.json");
     let Ok(text) = fs::read_to_string(&path) else {
         return Vec::new();
     };
@@ -275,4 +283,55 @@ pub fn test_mode() -> bool {
     let bench = args.iter().any(|a| a == "--bench");
     let test = args.iter().any(|a| a == "--test");
     test || !bench
+}
+
+/// Wait for `child` and return its peak resident set size in kB (`ru_maxrss` of `wait4`),
+/// failing unless it exited with 0.
+pub fn wait_peak_rss_kb(child: std::process::Child) -> Result<u64, String> {
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: `rusage` is plain data (zeroed is a valid value); `wait4` fills it for our own
+    // child, which `child` no longer waits for (it is forgotten, not dropped half-way).
+    #[allow(unsafe_code)]
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        let r = libc::wait4(pid, &mut status, 0, &mut usage);
+        if r != pid {
+            return Err(format!("wait4: {}", std::io::Error::last_os_error()));
+        }
+        usage
+    };
+    drop(child);
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        return Err(format!("exited with status {status:#x}"));
+    }
+    Ok(usage.ru_maxrss as u64)
+}
+
+/// Peak RSS (kB) of `skills-mcp --root ROOT search --batch` run by `cmd` (the binary, its
+/// environment) over `queries` written to its stdin.
+pub fn search_batch_peak_rss_kb(
+    mut cmd: std::process::Command,
+    root: &Path,
+    queries: &[String],
+) -> Result<u64, String> {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut child = cmd
+        .arg("--root")
+        .arg(root)
+        .args(["search", "--batch"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("spawn: {e}"))?;
+    let mut stdin = child.stdin.take().ok_or("no stdin")?;
+    let text = queries.join("\n") + "\n";
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(text.as_bytes());
+    });
+    let peak = wait_peak_rss_kb(child);
+    let _ = writer.join();
+    peak
 }

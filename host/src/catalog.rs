@@ -51,6 +51,7 @@ use crate::runtime::{
     RuntimeOptions, SearchHit, ServedSkillMd, Severity, SizeError, SkillCheck, SkillInfo,
     SkillSummary, TreeNode, WalkPolicy,
 };
+use crate::single_flight::SingleFlight;
 
 /// Default largest asset served (`assets.max_size_bytes`).
 pub const DEFAULT_MAX_ASSET_BYTES: u64 = 1024 * 1024;
@@ -160,7 +161,8 @@ struct Inner {
     options: CatalogOptions,
     roots: Vec<RootSpec>,
     current: RwLock<Arc<Snapshot>>,
-    rebuilding: Mutex<()>,
+    /// Rebuilds: one at a time, at most one queued ([`crate::single_flight`]).
+    rebuilds: SingleFlight<Result<BuildStats, Arc<anyhow::Error>>>,
     /// The operator's access rules and their version: an engine instance whose index has an
     /// older version gets them (`set-access`) before its next call, whatever built it (start-up,
     /// rebuild, the index cache, a restart after a trap).
@@ -179,6 +181,8 @@ const MAX_VIEWS: usize = 64;
 
 /// One built index and the roots it was built from.
 struct Snapshot {
+    /// Which rebuild made it (0: the first build).
+    number: u64,
     roots: Arc<Roots>,
     stats: BuildStats,
     /// Findings of the host (root errors, unreadable or oversized files, excluded files).
@@ -311,7 +315,7 @@ impl Catalog {
                 options,
                 roots,
                 current: RwLock::new(Arc::new(snapshot)),
-                rebuilding: Mutex::new(()),
+                rebuilds: SingleFlight::new(),
                 access: RwLock::new(AccessRules::default()),
             }),
             caller: None,
@@ -397,16 +401,68 @@ impl Catalog {
     }
 
     /// Rebuild the index from the roots and swap it in atomically; concurrent callers keep
-    /// using the previous index meanwhile. Concurrent rebuilds run one after the other.
+    /// using the previous index meanwhile. One rebuild runs at a time and at most one is queued:
+    /// a caller arriving during a rebuild shares the result of the next one, which starts after
+    /// it arrived (a storm of callers costs at most two rebuilds). Blocking: call it off the
+    /// async threads, or use [`Self::rebuild_async`].
     pub fn rebuild(&self) -> anyhow::Result<BuildStats> {
-        let _one_at_a_time = lock(&self.inner.rebuilding);
-        let snapshot = build_snapshot(&self.inner.runtime, &self.inner.options, &self.inner.roots)?;
+        rebuilt(self.request_rebuild().blocking_recv())
+    }
+
+    /// [`Self::rebuild`], awaited (no thread waits for the rebuild).
+    pub async fn rebuild_async(&self) -> anyhow::Result<BuildStats> {
+        rebuilt(self.request_rebuild().await)
+    }
+
+    /// Which rebuild made the index served now (0: the first build); it changes with every
+    /// rebuild swapped in.
+    pub fn generation(&self) -> u64 {
+        self.snapshot().number
+    }
+
+    /// Join the next rebuild; the caller finding none running starts the thread that makes them.
+    fn request_rebuild(
+        &self,
+    ) -> tokio::sync::oneshot::Receiver<Result<BuildStats, Arc<anyhow::Error>>> {
+        let joined = self.inner.rebuilds.join(());
+        if let Some((mut flight, ())) = joined.start {
+            let inner = self.inner.clone();
+            let spawned = std::thread::Builder::new()
+                .name("skills-index-rebuild".into())
+                .spawn(move || {
+                    loop {
+                        let result = Self::rebuild_now(&inner, flight.run_number());
+                        if flight.finish(result).is_none() {
+                            break;
+                        }
+                    }
+                });
+            // Without a thread the flight is dropped: its callers see the rebuild fail.
+            if let Err(e) = spawned {
+                tracing::error!("could not start the rebuild thread: {e}");
+            }
+        }
+        joined.result
+    }
+
+    /// One rebuild, swapped in (the flight's worker makes them one at a time).
+    fn rebuild_now(inner: &Inner, number: u64) -> Result<BuildStats, Arc<anyhow::Error>> {
+        let mut snapshot =
+            build_snapshot(&inner.runtime, &inner.options, &inner.roots).map_err(Arc::new)?;
+        snapshot.number = number;
         let stats = snapshot.stats.clone();
-        *self
-            .inner
-            .current
-            .write()
-            .unwrap_or_else(|e| e.into_inner()) = Arc::new(snapshot);
+        let previous = std::mem::replace(
+            &mut *inner.current.write().unwrap_or_else(|e| e.into_inner()),
+            Arc::new(snapshot),
+        );
+        // The previous index is freed here unless a reader still holds it (then by its
+        // last reader), not kept until the next rebuild.
+        drop(previous);
+        tracing::debug!(
+            "rebuild {number}: {} skills in {} ms",
+            stats.skills,
+            stats.millis
+        );
         Ok(stats)
     }
 
@@ -714,6 +770,20 @@ impl Catalog {
         // Stable: the engine's findings stay first for the same file.
         all.sort_by(|a, b| (a.root, &a.path).cmp(&(b.root, &b.path)));
         Ok(all)
+    }
+}
+
+/// A rebuild's outcome as its callers see it.
+fn rebuilt(
+    received: Result<
+        Result<BuildStats, Arc<anyhow::Error>>,
+        tokio::sync::oneshot::error::RecvError,
+    >,
+) -> anyhow::Result<BuildStats> {
+    match received {
+        Ok(Ok(stats)) => Ok(stats),
+        Ok(Err(e)) => Err(anyhow!("{e:#}")),
+        Err(_) => Err(anyhow!("the rebuild failed (its thread stopped)")),
     }
 }
 

@@ -20,7 +20,6 @@ mod repo;
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -32,6 +31,8 @@ pub use config::{
 };
 
 use repo::{Repo, short};
+
+use crate::single_flight::SingleFlight;
 
 /// One folder to index, with a name for diagnostics.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -112,7 +113,9 @@ enum Source {
 /// The configured skill sources and their synchronisation.
 pub struct GitSync {
     sources: Vec<Source>,
-    refreshing: AtomicBool,
+    /// Refreshes: one at a time, at most one queued (a forced one when any of its callers
+    /// forced it), by the rule of the catalogue's rebuilds ([`crate::single_flight`]).
+    refreshes: SingleFlight<RefreshResponse, bool>,
     reindex: Mutex<Option<Reindex>>,
 }
 
@@ -121,15 +124,6 @@ impl std::fmt::Debug for GitSync {
         f.debug_struct("GitSync")
             .field("sources", &self.labels())
             .finish_non_exhaustive()
-    }
-}
-
-/// Clears the refresh flag when a refresh ends, however it ends.
-struct RefreshGuard<'a>(&'a AtomicBool);
-
-impl Drop for RefreshGuard<'_> {
-    fn drop(&mut self) {
-        self.0.store(false, Ordering::Release);
     }
 }
 
@@ -166,7 +160,7 @@ impl GitSync {
         }
         Ok(Self {
             sources: out,
-            refreshing: AtomicBool::new(false),
+            refreshes: SingleFlight::new(),
             reindex: Mutex::new(None),
         })
     }
@@ -306,33 +300,41 @@ impl GitSync {
         self.repos().nth(index).map(Repo::fetch_command)
     }
 
-    /// `refresh_skills` in git mode: syncs every git source, then always rebuilds the index. A
-    /// refresh already running makes this answer `success: false` at once.
-    /// The work runs in its own task, so a caller that gives up does not cut it in half.
+    /// `refresh_skills` in git mode: syncs every git source, then always rebuilds the index.
+    /// During a refresh this joins the next one (see [`Self::refresh`]).
     pub async fn force_refresh(self: &Arc<Self>) -> RefreshResponse {
-        let this = Arc::clone(self);
-        if self.refreshing.swap(true, Ordering::AcqRel) {
-            return RefreshResponse::busy();
-        }
-        let task = tokio::spawn(async move {
-            let _guard = RefreshGuard(&this.refreshing);
-            this.refresh_locked(true).await
-        });
-        task.await.unwrap_or_else(|e| RefreshResponse {
-            success: false,
-            message: Some(format!("refresh failed: {e}")),
-            ..RefreshResponse::default()
-        })
+        self.refresh(true).await
     }
 
-    /// One periodic check: syncs every git source and rebuilds the index only when a source moved.
-    /// Skipped (`success: false`) while another refresh runs.
-    pub async fn refresh_if_changed(&self) -> RefreshResponse {
-        if self.refreshing.swap(true, Ordering::AcqRel) {
-            return RefreshResponse::busy();
+    /// One periodic check: syncs every git source and rebuilds the index only when a source
+    /// moved. During a refresh this joins the next one (see [`Self::refresh`]).
+    pub async fn refresh_if_changed(self: &Arc<Self>) -> RefreshResponse {
+        self.refresh(false).await
+    }
+
+    /// One refresh at a time, at most one queued: a caller arriving during a refresh shares the
+    /// next one's answer (forced when any of its callers forced it), which starts after it
+    /// arrived. The refreshes run in a task of their own, so a caller that gives up does not
+    /// cut one in half.
+    async fn refresh(self: &Arc<Self>, force: bool) -> RefreshResponse {
+        let joined = self.refreshes.join(force);
+        if let Some((mut flight, mut force)) = joined.start {
+            let this = Arc::clone(self);
+            tokio::spawn(async move {
+                loop {
+                    let response = this.refresh_locked(force).await;
+                    match flight.finish(response) {
+                        Some(next) => force = next,
+                        None => break,
+                    }
+                }
+            });
         }
-        let _guard = RefreshGuard(&self.refreshing);
-        self.refresh_locked(false).await
+        joined.result.await.unwrap_or_else(|_| RefreshResponse {
+            success: false,
+            message: Some("refresh failed: the refresh task stopped".into()),
+            ..RefreshResponse::default()
+        })
     }
 
     async fn refresh_locked(&self, force: bool) -> RefreshResponse {
@@ -425,9 +427,8 @@ impl GitSync {
                 let Some(this) = weak.upgrade() else {
                     return;
                 };
-                // Its own task: aborting the timer never interrupts a refresh half-way.
-                let run = tokio::spawn(async move { this.refresh_if_changed().await });
-                let _ = run.await;
+                // The refresh runs in a task of its own: aborting the timer never interrupts it.
+                this.refresh_if_changed().await;
             }
         })
     }
@@ -459,14 +460,4 @@ pub fn start_blocking(
         .build()?;
     runtime.block_on(sync.initialize());
     Ok(Some(Arc::new(sync)))
-}
-
-impl RefreshResponse {
-    fn busy() -> Self {
-        Self {
-            success: false,
-            message: Some("a refresh is already in progress".to_owned()),
-            ..Self::default()
-        }
-    }
 }

@@ -25,5 +25,6 @@ pub mod output;
 pub mod runtime;
 pub mod scripts;
 pub mod serve;
+pub mod single_flight;
 pub mod telemetry;
 pub mod usage;

@@ -94,8 +94,12 @@ pub struct SkillsServer {
 struct Inner {
     catalog: Catalog,
     config: Arc<Config>,
-    /// Bumped by every rebuild this server makes (the views follow it).
+    /// Bumped by every change of the access rules (the views follow it and the catalogue's
+    /// [`Catalog::generation`]).
     generation: AtomicU64,
+    /// The last catalogue generation whose findings were logged and whose change was notified
+    /// (one caller does it for each rebuild, whoever shared it).
+    announced: AtomicU64,
     services: Services,
     /// Derived data for the catalogue's current snapshot.
     view: Mutex<Option<Arc<View>>>,
@@ -119,8 +123,8 @@ struct Inner {
 pub(crate) struct View {
     /// The catalogue (its current index answers).
     pub catalog: Catalog,
-    /// The rebuild this view was made after.
-    pub generation: u64,
+    /// The access rules' and the catalogue's generations this view was made at.
+    pub generation: (u64, u64),
     /// Every skill's path and name, sorted by skill path (the rest of a skill is asked of the
     /// engine when a request needs it: pages of descriptions, one skill's frontmatter).
     pub skills: Vec<Listed>,
@@ -251,6 +255,7 @@ impl SkillsServer {
                 catalog,
                 config: Arc::new(config),
                 generation: AtomicU64::new(0),
+                announced: AtomicU64::new(0),
                 services,
                 view: Mutex::new(None),
                 caller_views: Mutex::new(Vec::new()),
@@ -289,9 +294,17 @@ impl SkillsServer {
         &self.inner.services
     }
 
+    /// The generations a view made now is made at (the access rules', the catalogue's).
+    fn generation(&self) -> (u64, u64) {
+        (
+            self.inner.generation.load(Ordering::SeqCst),
+            self.inner.catalog.generation(),
+        )
+    }
+
     /// The view of the current snapshot (rebuilt when the catalogue changed).
     pub(crate) fn view(&self) -> Arc<View> {
-        let generation = self.inner.generation.load(Ordering::SeqCst);
+        let generation = self.generation();
         let mut guard = self.inner.view.lock().expect("view lock");
         if let Some(view) = guard.as_ref()
             && view.generation == generation
@@ -316,7 +329,7 @@ impl SkillsServer {
         {
             return self.view();
         }
-        let generation = self.inner.generation.load(Ordering::SeqCst);
+        let generation = self.generation();
         let mut views = self.inner.caller_views.lock().expect("views lock");
         views.retain(|(_, v)| v.generation == generation);
         if let Some(k) = views.iter().position(|(c, _)| c == caller) {
@@ -417,25 +430,24 @@ impl SkillsServer {
         }
     }
 
-    /// Rebuild the index off the async threads, then tell every client (the one call a git
-    /// refresh or any other feature should make after changing files under the roots).
+    /// Rebuild the index (off the async threads), then tell every client: the one call a git
+    /// refresh, the file watcher, `refresh_skills` or any other feature makes after files under
+    /// the roots changed. Callers arriving during a rebuild share the next one
+    /// ([`Catalog::rebuild`]); each rebuild's findings are logged and its change notified once.
     /// Returns the number of skills.
     pub async fn reindex(&self) -> Result<usize> {
-        let server = self.clone();
-        let count = tokio::task::spawn_blocking(move || server.rebuild_blocking())
+        let stats = self.inner.catalog.rebuild_async().await?;
+        let generation = self.inner.catalog.generation();
+        if self.inner.announced.fetch_max(generation, Ordering::SeqCst) < generation {
+            let server = self.clone();
+            tokio::task::spawn_blocking(move || {
+                server.view();
+                server.log_reports();
+            })
             .await
-            .context("the rebuild panicked")??;
-        self.notify_changed().await;
-        Ok(count)
-    }
-
-    /// Rebuild the index from the roots (blocking); the previous snapshot serves until it is
-    /// done. Prefer [`Self::reindex`], which also notifies clients.
-    pub fn rebuild_blocking(&self) -> Result<usize> {
-        let stats = self.inner.catalog.rebuild()?;
-        self.inner.generation.fetch_add(1, Ordering::SeqCst);
-        self.view();
-        self.log_reports();
+            .context("logging the rebuilt index's findings panicked")?;
+            self.notify_changed().await;
+        }
         Ok(stats.skills as usize)
     }
 
@@ -609,7 +621,7 @@ fn catalogue(catalog: &Catalog, budget: usize) -> String {
 }
 
 impl View {
-    fn new(catalog: Catalog, generation: u64, router: &ToolRouter<SkillsServer>) -> Self {
+    fn new(catalog: Catalog, generation: (u64, u64), router: &ToolRouter<SkillsServer>) -> Self {
         let skills = list_skills(&catalog).unwrap_or_else(|e| {
             tracing::error!(
                 "listing the skills failed: {}",

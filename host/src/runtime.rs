@@ -280,7 +280,8 @@ impl Shared {
 /// folder is ours (created 0700; owned by us and not writable by others), the file is ours
 /// (owned by us, a regular file not writable by others), its SHA-256 equals the one in its side
 /// file (`<name>.sha256`, written after it), and that side file names the embedded component's
-/// SHA-256. The bytes that are checked are the bytes that are loaded (read once into memory).
+/// SHA-256. The file that is checked is the file that is loaded (kept open in between, and
+/// mapped rather than copied on Linux: see [`Artifact::load`]).
 /// On any mismatch the component is compiled (with one warning) and the cache rewritten.
 /// Also says whether it came from the cache.
 fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> anyhow::Result<(Component, bool)> {
@@ -302,17 +303,19 @@ fn load_component(engine: &Engine, cache_dir: Option<&Path>) -> anyhow::Result<(
     }
     let file = dir.join(cache_file_name(engine));
     match verified_artifact(&file) {
-        Ok(Some(bytes)) => {
-            // SAFETY: `deserialize` trusts its input to be a well-formed artifact produced by
-            // `Component::serialize` of a compatible engine. These bytes are exactly the ones
-            // whose SHA-256 matches the side file this function wrote after serializing them,
+        Ok(Some(artifact)) => {
+            // SAFETY: `deserialize_file` trusts its input to be a well-formed artifact produced
+            // by `Component::serialize` of a compatible engine, not modified while it is mapped.
+            // The file mapped is the one whose SHA-256 was just found to match the side file
+            // this function wrote after serializing it (the same open file: `/proc/self/fd`),
             // in a cache folder and file owned by us and writable by no one else, and the side
             // file names the embedded component's digest (its name carries the engine's
             // `precompile_compatibility_hash`). Wasmtime also checks the artifact's header.
             // Damage (flipped bytes, truncation, another file swapped in) fails the digest and
-            // is never loaded. Anyone able to forge both files as us could replace this binary.
+            // is never loaded. Artifacts are only ever replaced by a rename, never written in
+            // place. Anyone able to forge both files as us could replace this binary.
             #[allow(unsafe_code)]
-            let loaded = unsafe { Component::deserialize(engine, &bytes) };
+            let loaded = unsafe { artifact.load(engine) };
             match loaded {
                 Ok(component) => {
                     // Mark it as in use, so pruning (by age) spares it.
@@ -390,9 +393,47 @@ pub(crate) fn prepare_cache_dir(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// The artifact's bytes when they pass every check; `Ok(None)` when there is no artifact or no
-/// side file yet; `Err(why)` when something is there that must not be loaded.
-fn verified_artifact(file: &Path) -> Result<Option<Vec<u8>>, String> {
+/// A compiled-engine artifact that passed every check, still open.
+struct Artifact {
+    file: std::fs::File,
+}
+
+impl Artifact {
+    /// Load the component. On Linux the checked file is mapped (through `/proc/self/fd`, so
+    /// it is the very file checked): the code is shared with the page cache and with every
+    /// other server of this user, and only the pages it runs are resident; elsewhere its bytes
+    /// are read and copied.
+    ///
+    /// # Safety
+    ///
+    /// As [`Component::deserialize_file`]: the file holds an artifact this engine serialized and
+    /// is not modified while mapped.
+    #[allow(unsafe_code)]
+    unsafe fn load(self, engine: &Engine) -> wasmtime::Result<Component> {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd as _;
+            let path = format!("/proc/self/fd/{}", self.file.as_raw_fd());
+            // SAFETY: the caller's contract.
+            unsafe { Component::deserialize_file(engine, path) }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            use std::io::{Read as _, Seek as _};
+            let mut file = self.file;
+            let mut bytes = Vec::new();
+            file.rewind()?;
+            file.read_to_end(&mut bytes)?;
+            // SAFETY: the caller's contract.
+            unsafe { Component::deserialize(engine, &bytes) }
+        }
+    }
+}
+
+/// The artifact, open, when it passes every check; `Ok(None)` when there is no artifact or no
+/// side file yet; `Err(why)` when something is there that must not be loaded. Its digest is
+/// computed while reading it in chunks (it is not held in memory).
+fn verified_artifact(file: &Path) -> Result<Option<Artifact>, String> {
     use sha2::Digest as _;
     use std::io::Read as _;
     use std::os::unix::fs::MetadataExt as _;
@@ -430,10 +471,17 @@ fn verified_artifact(file: &Path) -> Result<Option<Vec<u8>>, String> {
     if component != hex(component_digest()) {
         return Err("its digest file names another engine component".into());
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    f.read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read it: {e}"))?;
-    if hex(&sha2::Sha256::digest(&bytes)) != want {
+    let mut hasher = sha2::Sha256::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        match f.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => hasher.update(&chunk[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("cannot read it: {e}")),
+        }
+    }
+    if hex(&hasher.finalize()) != want {
         return Err(format!(
             "its SHA-256 does not match {} (the file is damaged or was replaced)",
             side_file(file)
@@ -442,7 +490,7 @@ fn verified_artifact(file: &Path) -> Result<Option<Vec<u8>>, String> {
                 .unwrap_or_default()
         ));
     }
-    Ok(Some(bytes))
+    Ok(Some(Artifact { file: f }))
 }
 
 /// SHA-256 of the embedded [`COMPONENT`] (computed by `build.rs`): what on-disk caches of the

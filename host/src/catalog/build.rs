@@ -290,6 +290,7 @@ fn snapshot(
         match builder.restore(&roots, &listings, key) {
             Ok(Some(built)) => {
                 return Ok(Snapshot {
+                    number: 0,
                     roots,
                     stats: built.stats,
                     host_reports,
@@ -325,6 +326,7 @@ fn snapshot(
     host_reports.extend(built.host_reports);
     host_reports.extend(excluded_reports);
     Ok(Snapshot {
+        number: 0,
         roots,
         stats: built.stats,
         host_reports,

@@ -799,12 +799,10 @@ impl SkillsServer {
                 sources: r.sources,
             }));
         }
-        let server = self.clone();
-        let count = tokio::task::spawn_blocking(move || server.rebuild_blocking())
+        let count = self
+            .reindex()
             .await
-            .map_err(|e| format!("reindexing failed: {e}"))?
             .map_err(|e| format!("reindexing failed: {e:#}"))?;
-        self.notify_changed().await;
         analytics.refresh("local", true, None, None, Some(count));
         Ok(Json(RefreshResult {
             success: true,
