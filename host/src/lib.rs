@@ -5,6 +5,7 @@
 //! processes, git, HTTP and configuration.
 
 pub mod access;
+pub mod allocator;
 pub mod analytics;
 pub mod bundled;
 pub mod catalog;

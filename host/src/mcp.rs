@@ -443,6 +443,9 @@ impl SkillsServer {
             tokio::task::spawn_blocking(move || {
                 server.view();
                 server.log_reports();
+                // The previous index and its view are freed by now: give their memory back
+                // (an idle server would keep it otherwise).
+                crate::allocator::release_freed();
             })
             .await
             .context("logging the rebuilt index's findings panicked")?;

@@ -177,6 +177,8 @@ pub fn run<T: Transport>(
 fn build(loaded: &Loaded, services: Services) -> Result<Built> {
     let (server, built, engine) = crate::mcp::open_timed(loaded, services)?;
     server.log_findings(Findings::Summary);
+    // What the build freed (listings, the index cache's sections) goes back before serving.
+    crate::allocator::release_freed();
     let cached = if server.catalog().stats().from_cache {
         " (from the index cache)"
     } else {
