@@ -8,6 +8,7 @@ mod cli;
 mod common;
 mod component;
 mod editor;
+mod eval;
 mod fleet;
 mod git;
 mod http;

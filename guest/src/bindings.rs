@@ -107,6 +107,10 @@ impl x::Guest for Component {
     ) -> Result<x::SkillCheck, t::Error> {
         editor::check_skill(config, path, bytes, listing)
     }
+
+    fn parse_eval_queries(bytes: Vec<u8>) -> Result<Vec<x::EvalQuery>, Vec<x::EvalProblem>> {
+        evals::parse(&bytes)
+    }
 }
 
 /// The `index` resource: a [`crate::Index`] behind a `RefCell` (resource methods take `&self`;
@@ -425,6 +429,33 @@ impl x::GuestIndex for IndexResource {
         editor::check_skill_in(&self.get(), path, bytes, listing)
     }
 
+    fn eval_file(&self, skill_path: String) -> Result<x::EvalFile, t::Error> {
+        evals::eval_file(&self.get(), &skill_path)
+    }
+
+    fn eval_files(&self) -> Result<Vec<x::EvalFile>, t::Error> {
+        evals::eval_files(&self.get())
+    }
+
+    fn evaluate(
+        &self,
+        skill_path: String,
+        queries: Vec<x::EvalQuery>,
+        accept_ambiguous: bool,
+    ) -> Result<x::SkillEval, t::Error> {
+        evals::evaluate(&self.get(), &skill_path, queries, accept_ambiguous)
+    }
+
+    fn evaluate_draft(
+        &self,
+        path: String,
+        bytes: Vec<u8>,
+        queries: Vec<x::EvalQuery>,
+        accept_ambiguous: bool,
+    ) -> Result<x::SkillEval, t::Error> {
+        evals::evaluate_draft(&self.get(), &path, &bytes, queries, accept_ambiguous)
+    }
+
     fn set_access(&self, rules: Vec<t::AccessRule>) -> Result<Vec<t::AccessFinding>, t::Error> {
         let rules = rules
             .into_iter()
@@ -691,5 +722,123 @@ mod editor {
                     .collect(),
             })
             .map_err(error)
+    }
+}
+
+/// The trigger-eval entry points (`parse-eval-queries`, `eval-file`, `eval-files`,
+/// `evaluate`): conversions only.
+mod evals {
+    use super::{error, t, x};
+    use crate::evals as e;
+
+    pub fn parse(bytes: &[u8]) -> Result<Vec<x::EvalQuery>, Vec<x::EvalProblem>> {
+        e::parse_eval_queries(bytes)
+            .map(|queries| {
+                queries
+                    .into_iter()
+                    .map(|q| x::EvalQuery {
+                        query: q.query,
+                        should_trigger: q.should_trigger,
+                    })
+                    .collect()
+            })
+            .map_err(|problems| {
+                problems
+                    .into_iter()
+                    .map(|p| x::EvalProblem {
+                        entry: p.entry,
+                        line: p.line,
+                        column: p.column,
+                        message: p.message,
+                    })
+                    .collect()
+            })
+    }
+
+    fn file(f: e::EvalFile) -> x::EvalFile {
+        x::EvalFile {
+            skill_path: f.skill_path,
+            root: f.root,
+            path: f.path,
+            exists: f.exists,
+        }
+    }
+
+    pub fn eval_file(index: &crate::Index, skill_path: &str) -> Result<x::EvalFile, t::Error> {
+        index.eval_file(skill_path).map(file).map_err(error)
+    }
+
+    pub fn eval_files(index: &crate::Index) -> Result<Vec<x::EvalFile>, t::Error> {
+        index
+            .eval_files()
+            .map(|files| files.into_iter().map(file).collect())
+            .map_err(error)
+    }
+
+    fn queries(queries: Vec<x::EvalQuery>) -> Vec<e::EvalQuery> {
+        queries
+            .into_iter()
+            .map(|q| e::EvalQuery {
+                query: q.query,
+                should_trigger: q.should_trigger,
+            })
+            .collect()
+    }
+
+    pub fn evaluate(
+        index: &crate::Index,
+        skill_path: &str,
+        queries: Vec<x::EvalQuery>,
+        accept_ambiguous: bool,
+    ) -> Result<x::SkillEval, t::Error> {
+        index
+            .evaluate(skill_path, &self::queries(queries), accept_ambiguous)
+            .map(skill_eval)
+            .map_err(error)
+    }
+
+    pub fn evaluate_draft(
+        index: &crate::Index,
+        path: &str,
+        bytes: &[u8],
+        queries: Vec<x::EvalQuery>,
+        accept_ambiguous: bool,
+    ) -> Result<x::SkillEval, t::Error> {
+        index
+            .evaluate_draft(path, bytes, &self::queries(queries), accept_ambiguous)
+            .map(skill_eval)
+            .map_err(error)
+    }
+
+    fn skill_eval(eval: e::SkillEval) -> x::SkillEval {
+        x::SkillEval {
+            skill_path: eval.skill_path,
+            passed: eval.all.passed,
+            total: eval.all.total,
+            train_passed: eval.train.passed,
+            train_total: eval.train.total,
+            validation_passed: eval.validation.passed,
+            validation_total: eval.validation.total,
+            results: eval
+                .results
+                .into_iter()
+                .map(|r| x::EvalResult {
+                    query: r.query,
+                    should_trigger: r.should_trigger,
+                    split: match r.split {
+                        e::EvalSplit::Train => x::EvalSplit::Train,
+                        e::EvalSplit::Validation => x::EvalSplit::Validation,
+                    },
+                    outcome: match r.outcome {
+                        e::EvalOutcome::Matched => x::EvalOutcome::Matched,
+                        e::EvalOutcome::Other(p) => x::EvalOutcome::Other(p),
+                        e::EvalOutcome::Ambiguous(c) => x::EvalOutcome::Ambiguous(c),
+                        e::EvalOutcome::NoMatch => x::EvalOutcome::NoMatch,
+                    },
+                    rank: r.rank,
+                    passed: r.passed,
+                })
+                .collect(),
+        }
     }
 }

@@ -333,6 +333,7 @@ impl Index {
 mod build;
 mod content;
 pub mod editor;
+mod evals;
 mod query;
 mod snapshot;
 #[cfg(test)]

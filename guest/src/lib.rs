@@ -31,6 +31,7 @@ pub mod bytes;
 pub mod cli_args;
 pub mod codec;
 pub mod discover;
+pub mod evals;
 pub mod extension;
 pub mod frontmatter;
 pub mod nesting;

@@ -44,6 +44,7 @@ use skills_engine::walk::Child;
 
 use crate::index_cache::{self, FileStamp, ListingPrint};
 use crate::runtime::{AccessFinding, AccessRule, Caller, HiddenSkill};
+use crate::runtime::{EvalFile, EvalProblem, EvalQuery, SkillEval};
 use crate::runtime::{
     AssetInfo, AssetLocation, Catalogue, Diagnostic, DraftRanking, EngineConfig, EngineError,
     EngineErrorKind, Entry, Explanation, ExtensionSkill, FileData, FileReport, FileSource, Guest,
@@ -722,6 +723,47 @@ impl Catalog {
         limit: u32,
     ) -> anyhow::Result<DraftRanking> {
         self.with_index(|g, i| g.score_draft(i, path, bytes, requests, limit))
+    }
+
+    /// Parse and check an eval file: its queries, or every problem, located.
+    pub fn parse_eval_queries(
+        &self,
+        bytes: &[u8],
+    ) -> anyhow::Result<Result<Vec<EvalQuery>, Vec<EvalProblem>>> {
+        self.with_index(|g, _| g.parse_eval_queries(bytes))
+    }
+
+    /// Where a skill's eval file is (`evals/eval_queries.json` in its resource folder), and
+    /// whether it exists.
+    pub fn eval_file(&self, skill_path: &str) -> anyhow::Result<EvalFile> {
+        self.with_index(|g, i| g.eval_file(i, skill_path))
+    }
+
+    /// The eval files that exist, one per skill that has one, sorted by skill path.
+    pub fn eval_files(&self) -> anyhow::Result<Vec<EvalFile>> {
+        self.with_index(|g, i| g.eval_files(i))
+    }
+
+    /// Run eval queries for a skill, each routed as `get_skill` routes a `context`.
+    pub fn evaluate(
+        &self,
+        skill_path: &str,
+        queries: &[EvalQuery],
+        accept_ambiguous: bool,
+    ) -> anyhow::Result<SkillEval> {
+        self.with_index(|g, i| g.evaluate(i, skill_path, queries, accept_ambiguous))
+    }
+
+    /// Editors: run eval queries for the draft skill file `path` (relative to its root)
+    /// holding `bytes`, as if it were in this collection (replacing the skill of its path).
+    pub fn evaluate_draft(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        queries: &[EvalQuery],
+        accept_ambiguous: bool,
+    ) -> anyhow::Result<SkillEval> {
+        self.with_index(|g, i| g.evaluate_draft(i, path, bytes, queries, accept_ambiguous))
     }
 
     /// Every skill the Skills extension lists (with its path there), sorted by that path.

@@ -20,9 +20,9 @@ use crate::catalog::{Catalog, RootSpec};
 use crate::runtime::{EngineError, EngineErrorKind, TreeNode};
 
 /// Exit code of a usage error (clap's own errors use it too).
-const EXIT_USAGE: u8 = 2;
+pub(crate) const EXIT_USAGE: u8 = 2;
 /// Exit code of validation errors and of requests that found nothing.
-const EXIT_FAILURE: u8 = 1;
+pub(crate) const EXIT_FAILURE: u8 = 1;
 
 /// Serve Markdown skills to AI agents over MCP, or query them from the shell.
 #[derive(Debug, Parser)]
@@ -120,6 +120,55 @@ pub enum Command {
     /// lint, served name and rank of a draft, and saving (loopback only; the URL printed
     /// carries a per-run secret). See docs/editor.md.
     Editor(crate::editor::EditorArgs),
+    /// Trigger evals: route each skill's `evals/eval_queries.json` queries exactly as the
+    /// `get_skill` tool routes a `context` and report which pass (a table, --json, --junit
+    /// FILE); exits 1 when a skill is below --min-pass-rate, an eval file is malformed or none
+    /// was found.
+    Eval(crate::eval::EvalArgs),
+}
+
+/// Who is asking, for the verbs that answer as the server would answer a caller (`access check`,
+/// `eval`): flags, one line of a token file, the local operator, or anonymous.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CallerArgs {
+    /// The caller's subject (a JWT's `sub`, a token line's `sub=`).
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["token_file_line", "anonymous"])]
+    pub subject: Option<String>,
+    /// The caller's groups, comma-separated.
+    #[arg(
+        long,
+        value_name = "A,B",
+        value_delimiter = ',',
+        conflicts_with_all = ["token_file_line", "anonymous"]
+    )]
+    pub groups: Vec<String>,
+    /// The caller's scopes, comma-separated.
+    #[arg(
+        long,
+        value_name = "A,B",
+        value_delimiter = ',',
+        conflicts_with_all = ["token_file_line", "anonymous"]
+    )]
+    pub scopes: Vec<String>,
+    /// A line of the token file (`TOKEN [SCOPE...] [sub=NAME] [groups=A,B]`): the caller that
+    /// token is. Pass it through a file or variable, not a shell history, for a real token.
+    #[arg(long, value_name = "LINE", conflicts_with = "anonymous")]
+    pub token_file_line: Option<String>,
+    /// The local operator (`access.local`: stdio and loopback without authentication).
+    #[arg(long, conflicts_with_all = ["subject", "groups", "scopes", "token_file_line", "anonymous"])]
+    pub local: bool,
+    /// A caller without identity (no subject, groups or scopes).
+    #[arg(long)]
+    pub anonymous: bool,
+}
+
+/// Whom [`CallerArgs`] without a caller flag describe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefaultCaller {
+    /// `access check`: a caller without identity.
+    Anonymous,
+    /// `eval`: the local operator, what a stdio client is.
+    Local,
 }
 
 #[derive(Debug, Args)]
@@ -305,6 +354,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Stats(args) => stats(global, &args),
         Command::Health(args) => health(&args),
+        Command::Eval(args) => {
+            let (catalog, config) = open(global, &[])?;
+            crate::eval::run(&catalog, &config, &args)
+        }
         Command::Editor(args) => {
             // The address first: a refused one opens nothing.
             let addr = crate::editor::listen_addr(&args.listen)?;

@@ -12,6 +12,7 @@ pub mod catalog;
 pub mod cli;
 pub mod config;
 pub mod editor;
+pub mod eval;
 pub mod git;
 pub mod harden;
 pub mod http;

@@ -47,6 +47,9 @@ pub use bindings::skills_mcp::engine::types::{
 use bindings::SkillsEngine;
 use bindings::SkillsEnginePre;
 pub use bindings::exports::skills_mcp::engine::engine::{DraftRanking, SkillCheck};
+pub use bindings::exports::skills_mcp::engine::engine::{
+    EvalFile, EvalOutcome, EvalProblem, EvalQuery, EvalResult, EvalSplit, SkillEval,
+};
 
 impl Default for EngineConfig {
     /// The engine crate's defaults ([`skills_engine::model::EngineConfig::DEFAULT`]).
@@ -842,6 +845,17 @@ impl Guest {
         self.typed(format_args!("checking the skill file {path:?}"), r)
     }
 
+    /// Parse and check an eval file (`evals/eval_queries.json`): its queries, or every
+    /// problem, located by entry or by line and column.
+    pub fn parse_eval_queries(
+        &mut self,
+        bytes: &[u8],
+    ) -> anyhow::Result<Result<Vec<EvalQuery>, Vec<EvalProblem>>> {
+        self.engine_call("parse-eval-queries", |s, e| {
+            e.call_parse_eval_queries(s, bytes)
+        })
+    }
+
     /// A new, empty index.
     pub fn new_index(&mut self, config: &EngineConfig) -> anyhow::Result<IndexHandle> {
         self.engine_call("index", |s, e| e.index().call_constructor(s, *config))
@@ -1061,6 +1075,63 @@ impl Guest {
                 .call_score_draft(s, index.0, path, bytes, requests, limit)
         });
         self.typed(format_args!("ranking the draft {path:?}"), r)
+    }
+
+    /// Where the eval file of a skill is (`evals/eval_queries.json` in its resource folder),
+    /// and whether it exists.
+    pub fn eval_file(&mut self, index: IndexHandle, skill_path: &str) -> anyhow::Result<EvalFile> {
+        let r = self.engine_call("index.eval-file", |s, e| {
+            e.index().call_eval_file(s, index.0, skill_path)
+        });
+        self.typed(
+            format_args!("locating the eval file of the skill {skill_path:?}"),
+            r,
+        )
+    }
+
+    /// The eval files that exist, one per skill that has one, sorted by skill path.
+    pub fn eval_files(&mut self, index: IndexHandle) -> anyhow::Result<Vec<EvalFile>> {
+        let r = self.engine_call("index.eval-files", |s, e| {
+            e.index().call_eval_files(s, index.0)
+        });
+        self.typed("listing the eval files", r)
+    }
+
+    /// Run eval queries for a skill, each routed as `route` routes a context.
+    pub fn evaluate(
+        &mut self,
+        index: IndexHandle,
+        skill_path: &str,
+        queries: &[EvalQuery],
+        accept_ambiguous: bool,
+    ) -> anyhow::Result<SkillEval> {
+        let r = self.engine_call("index.evaluate", |s, e| {
+            e.index()
+                .call_evaluate(s, index.0, skill_path, queries, accept_ambiguous)
+        });
+        self.typed(
+            format_args!("running the eval queries of the skill {skill_path:?}"),
+            r,
+        )
+    }
+
+    /// Editors: run eval queries for a draft skill file as if it were in the collection.
+    pub fn evaluate_draft(
+        &mut self,
+        index: IndexHandle,
+        path: &str,
+        bytes: &[u8],
+        queries: &[EvalQuery],
+        accept_ambiguous: bool,
+    ) -> anyhow::Result<SkillEval> {
+        let r = self.engine_call("index.evaluate-draft", |s, e| {
+            e.index()
+                .call_evaluate_draft(s, index.0, path, bytes, queries, accept_ambiguous)
+        });
+        self.typed(
+            format_args!("running the eval queries of the draft {path:?}"),
+            r,
+        )
     }
 
     /// Every skill the Skills extension lists, sorted by ext path.

@@ -121,6 +121,36 @@ export interface DraftRank {
 }
 export interface DraftRanking { skillPath: string; replaces: boolean; requests: DraftRank[] }
 
+/** Trigger evals: one query of an eval file. */
+export interface EvalQuery { query: string; shouldTrigger: boolean }
+/** Trigger evals: a problem of an eval file: its 0-based entry, or a syntax error's line and column. */
+export interface EvalProblem { entry?: number; line?: number; column?: number; message: string }
+/** Trigger evals: where a skill's eval file is (`evals/eval_queries.json` in its resource folder). */
+export interface EvalFile { skillPath: string; root: number; path: string; exists: boolean }
+/** Trigger evals: one query, run. */
+export interface EvalQueryResult {
+  query: string;
+  shouldTrigger: boolean;
+  split: 'train' | 'validation';
+  outcome: 'matched' | 'other' | 'ambiguous' | 'no_match';
+  /** The matched skill (this one for `matched`); null unless `matched` or `other`. */
+  winner: string | null;
+  /** The candidates, best first, when `ambiguous`. */
+  candidates: string[];
+  /** 1-based rank of the skill among the hits routing scored; null beyond them. */
+  rank: number | null;
+  passed: boolean;
+}
+/** Trigger evals: a skill's queries, run. */
+export interface SkillEval {
+  skillPath: string;
+  passed: number;
+  total: number;
+  train: { passed: number; total: number };
+  validation: { passed: number; total: number };
+  queries: EvalQueryResult[];
+}
+
 export interface LoadOptions {
   /** Lines the engine writes to standard error (only on a panic). Default: console.error. */
   onStderr?: (line: string) => void;
@@ -144,6 +174,8 @@ export declare class Engine {
   validateRelativePath(path: string): string;
   /** Check one skill file (path relative to its root) from its contents, without an index. */
   checkSkill(path: string, contents: string | Uint8Array, options?: { listing?: Entry[]; config?: EngineConfig }): SkillCheck;
+  /** Trigger evals: parse and check an eval file; `queries` is empty when there are problems. */
+  parseEvalQueries(contents: string | Uint8Array): { queries: EvalQuery[]; problems: EvalProblem[] };
   /** Build an index of `roots`, lowest precedence first. */
   buildIndex(roots: Root[], config?: EngineConfig): Index;
 }
@@ -191,6 +223,29 @@ export declare class IndexQueries {
    * it (`extPath`) or leaves it out (`leftOut`: another skill holds the URI, a limit, no name).
    */
   checkSkill(path: string, contents: string | Uint8Array, options?: { listing?: Entry[] }): SkillCheck;
+  /** Trigger evals: where the skill's eval file is, and whether it exists. */
+  evalFile(skillPath: string): EvalFile;
+  /** Trigger evals: the eval files that exist, one per skill that has one. */
+  evalFiles(): EvalFile[];
+  /**
+   * Trigger evals: run queries for a skill, each routed as `route` routes a context; with
+   * `acceptAmbiguous` an ambiguous answer naming the skill counts as triggering.
+   */
+  evaluate(
+    skillPath: string,
+    queries: ({ query: string; shouldTrigger: boolean } | { query: string; should_trigger: boolean })[],
+    options?: { acceptAmbiguous?: boolean },
+  ): SkillEval;
+  /**
+   * Trigger evals for a draft skill file (path relative to its root), as if it were in this
+   * collection (replacing the skill of its path), without a rebuild.
+   */
+  evaluateDraft(
+    path: string,
+    contents: string | Uint8Array,
+    queries: ({ query: string; shouldTrigger: boolean } | { query: string; should_trigger: boolean })[],
+    options?: { acceptAmbiguous?: boolean },
+  ): SkillEval;
 }
 
 /** A finished index. After a trap it is rebuilt (from its roots) on its next use. */

@@ -222,6 +222,29 @@ export class Engine {
   }
 
   /**
+   * Trigger evals: parse and check an eval file (`evals/eval_queries.json`, a JSON array of
+   * `{"query": string, "should_trigger": boolean}`): `{queries, problems}`, `queries` empty when
+   * there are problems (`{entry?, line?, column?, message}`: the 0-based entry, or the line and
+   * column of a JSON syntax error).
+   * @param {string|Uint8Array} contents
+   */
+  parseEvalQueries(contents) {
+    const bytes = toBytes(contents);
+    return this._call(null, (x) => {
+      const parse = exported(x, 'parseEvalQueries');
+      try {
+        return { queries: parse(bytes), problems: [] };
+      } catch (e) {
+        // The WIT error of this call is the list of problems, not an engine `error`.
+        if (e && Object.prototype.hasOwnProperty.call(e, 'payload') && Array.isArray(e.payload)) {
+          return { queries: [], problems: e.payload };
+        }
+        throw e;
+      }
+    });
+  }
+
+  /**
    * Build an index of `roots` (lowest precedence first).
    * @param {Array<Root>} roots each `{name, entries, read}`; `read(path)` returns the bytes
    *   (string or Uint8Array) synchronously (the engine reads bodies on demand during queries)
@@ -282,6 +305,33 @@ export class IndexQueries {
     return this._query('scoreDraft', path, toBytes(contents), requests, limit);
   }
   /**
+   * Trigger evals: where the skill's eval file is (`evals/eval_queries.json` in its resource
+   * folder): `{skillPath, root, path, exists}`.
+   */
+  evalFile(skillPath) { return this._query('evalFile', skillPath); }
+  /** Trigger evals: the eval files that exist, one per skill that has one. */
+  evalFiles() { return this._query('evalFiles'); }
+  /**
+   * Trigger evals: run `queries` (`[{query, should_trigger}]` as in the file, or
+   * `shouldTrigger`) for the skill `skillPath`, each routed as `route` routes a context:
+   * `{skillPath, passed, total, train: {passed, total}, validation: {passed, total}, queries:
+   * [{query, shouldTrigger, split: 'train'|'validation', outcome: 'matched'|'other'|'ambiguous'|
+   * 'no_match', winner (the matched skill, null unless matched or other), candidates (when
+   * ambiguous), rank (among the hits routing scored, or null), passed}]}`.
+   * @param {{ acceptAmbiguous?: boolean }} [options] count an ambiguous answer naming the skill as triggering
+   */
+  evaluate(skillPath, queries, options = {}) {
+    return skillEval(this._query('evaluate', skillPath, toEvalQueries(queries), Boolean(options.acceptAmbiguous)));
+  }
+  /**
+   * Trigger evals for a draft skill file (`path` relative to its root, as for `scoreDraft`), as
+   * if it were in this collection (replacing the skill of its path) without a rebuild: what
+   * an editor shows as the author types. The result as `evaluate` gives it.
+   */
+  evaluateDraft(path, contents, queries, options = {}) {
+    return skillEval(this._query('evaluateDraft', path, toBytes(contents), toEvalQueries(queries), Boolean(options.acceptAmbiguous)));
+  }
+  /**
    * `Engine.checkSkill` against this collection: the same findings, and what the Skills
    * extension's `skills/list` does with the file in it (as if it replaced the skill of its
    * path): `extPath` where it is listed, or `leftOut` saying why not (another skill holds that
@@ -292,6 +342,38 @@ export class IndexQueries {
   checkSkill(path, contents, options = {}) {
     return this._query('checkSkill', path, toBytes(contents), toEntries(options.listing ?? []));
   }
+}
+
+/** Eval queries as the engine takes them, from `{query, should_trigger}` (the file's) or `{query, shouldTrigger}`. */
+function toEvalQueries(queries) {
+  return queries.map((q) => ({
+    query: String(q.query),
+    shouldTrigger: Boolean(q.shouldTrigger ?? q.should_trigger),
+  }));
+}
+
+/** `skill-eval` in the shape `skills-mcp eval --json` prints (camelCase keys). */
+function skillEval(e) {
+  return {
+    skillPath: e.skillPath,
+    passed: e.passed,
+    total: e.total,
+    train: { passed: e.trainPassed, total: e.trainTotal },
+    validation: { passed: e.validationPassed, total: e.validationTotal },
+    queries: e.results.map((r) => {
+      const o = r.outcome;
+      return {
+        query: r.query,
+        shouldTrigger: r.shouldTrigger,
+        split: r.split,
+        outcome: o.tag === 'no-match' ? 'no_match' : o.tag,
+        winner: o.tag === 'matched' ? e.skillPath : o.tag === 'other' ? o.val : null,
+        candidates: o.tag === 'ambiguous' ? o.val : [],
+        rank: r.rank ?? null,
+        passed: r.passed,
+      };
+    }),
+  };
 }
 
 function toList(xs) {

@@ -260,25 +260,19 @@ impl Index {
         }
     }
 
-    /// Rank the draft skill file `path` (relative to its root, as for [`check_skill`]) with
-    /// `bytes` among this finished collection for each of `requests`, as if it had been added
-    /// to it (replacing the skill of the same skill path, if any), without rebuilding it. At
-    /// most `limit` skills ranked above the draft are listed per request.
-    pub fn score_draft(
+    /// The draft skill file `path` holding `bytes`, analysed as an index build analyses a skill,
+    /// and this finished collection's search structures, for ranking it among them (the
+    /// `ranked` algorithm only).
+    pub(super) fn draft_doc(
         &self,
         path: &str,
         bytes: &[u8],
-        requests: &[String],
-        limit: u32,
-    ) -> Result<DraftRanking, Error> {
+    ) -> Result<(SearchDoc, &SearchIndex), Error> {
         self.ready()?;
         if self.config.algorithm != Algorithm::Ranked {
             return Err(Error::InvalidArgument(
                 "a draft is ranked with the `ranked` algorithm only".into(),
             ));
-        }
-        if let Some(i) = requests.iter().position(|r| r.trim().is_empty()) {
-            return Err(Error::InvalidArgument(format!("request {i} is empty")));
         }
         paths::validate_relative(path)
             .map_err(|why| Error::InvalidPath(format!("{path}: {why}")))?;
@@ -304,6 +298,25 @@ impl Index {
                 "the draft {path} is not a skill: {why}"
             )));
         };
+        Ok((doc, search))
+    }
+
+    /// Rank the draft skill file `path` (relative to its root, as for [`check_skill`]) with
+    /// `bytes` among this finished collection for each of `requests`, as if it had been added
+    /// to it (replacing the skill of the same skill path, if any), without rebuilding it. At
+    /// most `limit` skills ranked above the draft are listed per request.
+    pub fn score_draft(
+        &self,
+        path: &str,
+        bytes: &[u8],
+        requests: &[String],
+        limit: u32,
+    ) -> Result<DraftRanking, Error> {
+        self.ready()?;
+        if let Some(i) = requests.iter().position(|r| r.trim().is_empty()) {
+            return Err(Error::InvalidArgument(format!("request {i} is empty")));
+        }
+        let (doc, search) = self.draft_doc(path, bytes)?;
         let draft = Draft::new(&doc, search);
         let replaces = self.position(&doc.skill_path);
         let with: WithDraft<'_> = search.with_draft(&draft, replaces);

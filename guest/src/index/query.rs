@@ -205,9 +205,15 @@ impl Index {
 
     /// Route a free-text request: search, then decide.
     pub fn route(&self, context: &str) -> Result<RouteOutcome, Error> {
-        let limit = ROUTE_CANDIDATES.max(self.config.max_results as usize) as u32;
-        let hits = self.search(context, limit)?;
+        let hits = self.route_hits(context, true)?;
         Ok(route::decide(&self.config, hits))
+    }
+
+    /// The hits routing decides on: the best `ROUTE_CANDIDATES` (or `max_results`, if more),
+    /// with the words each matched when `words` (the same hits, order and scores without).
+    pub(super) fn route_hits(&self, context: &str, words: bool) -> Result<Vec<SearchHit>, Error> {
+        let limit = ROUTE_CANDIDATES.max(self.config.max_results as usize) as u32;
+        self.search_with(context, limit, words)
     }
 }
 

@@ -229,6 +229,21 @@ impl WithDraft<'_> {
         (t as usize) < self.index.term_ends.len()
     }
 
+    /// The draft's document number among the hits of [`WithDraft::search`] (one past the
+    /// index's documents).
+    pub fn draft_number(&self) -> usize {
+        self.draft_doc()
+    }
+
+    /// The `limit` best skills for `query` in the collection with the draft, best first, as
+    /// `search` of the rebuilt index lists them: (document, score), the draft being
+    /// [`WithDraft::draft_number`] and the document it replaces absent.
+    pub fn search(&self, query: &str, limit: usize) -> Vec<(usize, f64)> {
+        let q = prepare(self, query);
+        let (scored, key) = score_all(self, &q, limit);
+        best(self, scored, &key, limit)
+    }
+
     /// How the draft fares on `query` (see [`DraftScore`]); `limit` bounds `above`.
     pub fn score(&self, query: &str, limit: usize) -> DraftScore {
         let q = prepare(self, query);

@@ -27,43 +27,31 @@ pub enum AccessCommand {
     Check(CheckArgs),
 }
 
-/// Who the caller is: flags, or one line of a token file.
+/// `access check`: the caller, and the output form.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The caller's subject (a JWT's `sub`, a token line's `sub=`).
-    #[arg(long, value_name = "NAME", conflicts_with = "token_file_line")]
-    pub subject: Option<String>,
-    /// The caller's groups, comma-separated.
-    #[arg(
-        long,
-        value_name = "A,B",
-        value_delimiter = ',',
-        conflicts_with = "token_file_line"
-    )]
-    pub groups: Vec<String>,
-    /// The caller's scopes, comma-separated.
-    #[arg(
-        long,
-        value_name = "A,B",
-        value_delimiter = ',',
-        conflicts_with = "token_file_line"
-    )]
-    pub scopes: Vec<String>,
-    /// A line of the token file (`TOKEN [SCOPE...] [sub=NAME] [groups=A,B]`): the caller that
-    /// token is. Pass it through a file or variable, not a shell history, for a real token.
-    #[arg(long, value_name = "LINE")]
-    pub token_file_line: Option<String>,
-    /// The local operator (`access.local`: stdio and loopback without authentication).
-    #[arg(long, conflicts_with_all = ["subject", "groups", "scopes", "token_file_line"])]
-    pub local: bool,
+    /// Who asks (no flag: anonymous).
+    #[command(flatten)]
+    pub caller: crate::cli::CallerArgs,
     /// Print JSON (`caller`, `visible`, `hidden` with each skill's `rules`).
     #[arg(long)]
     pub json: bool,
 }
 
-/// The caller the arguments describe (no flag: anonymous).
-pub fn caller(args: &CheckArgs, config: &Config) -> anyhow::Result<Caller> {
-    if args.local {
+/// The caller `args` describe, with no caller flag `default`: `access check` takes anonymous,
+/// `eval` (and the authoring verbs) the local operator, what a stdio client is.
+pub fn caller(
+    args: &crate::cli::CallerArgs,
+    config: &Config,
+    default: crate::cli::DefaultCaller,
+) -> anyhow::Result<Caller> {
+    let identity_flags = args.subject.is_some()
+        || !args.groups.is_empty()
+        || !args.scopes.is_empty()
+        || args.token_file_line.is_some();
+    if args.local
+        || (!identity_flags && !args.anonymous && default == crate::cli::DefaultCaller::Local)
+    {
         return Ok(super::local(&config.access));
     }
     if let Some(line) = &args.token_file_line {
@@ -94,7 +82,7 @@ pub fn caller(args: &CheckArgs, config: &Config) -> anyhow::Result<Caller> {
 /// Print what `caller` sees and what is hidden from it.
 pub fn run(catalog: &Catalog, config: &Config, args: &CheckArgs) -> anyhow::Result<ExitCode> {
     super::apply(catalog, &config.access)?;
-    let caller = caller(args, config)?;
+    let caller = caller(&args.caller, config, crate::cli::DefaultCaller::Anonymous)?;
     let visible: Vec<String> = catalog
         .view_as(caller.clone())
         .skills()?
@@ -134,7 +122,7 @@ pub fn run(catalog: &Catalog, config: &Config, args: &CheckArgs) -> anyhow::Resu
 }
 
 /// `unrestricted`, or `subject=... groups=... scopes=...`.
-fn describe(caller: &Caller) -> String {
+pub fn describe(caller: &Caller) -> String {
     match caller {
         Caller::Unrestricted => "unrestricted (the local operator without access.local)".into(),
         Caller::Identity(i) => format!(
