@@ -241,7 +241,7 @@ fn collection() -> TempDir {
                 "forms/SKILL.md",
                 &agent_skill_md(
                     "forms",
-                    "Build validated web forms: fields, inline errors, submit",
+                    "Build validated web forms - fields, inline errors, submit",
                     "Forms.",
                 ),
             ),
