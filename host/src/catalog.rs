@@ -44,7 +44,6 @@ use skills_engine::walk::Child;
 
 use crate::index_cache::{self, FileStamp, ListingPrint};
 use crate::runtime::{AccessFinding, AccessRule, Caller, HiddenSkill};
-use crate::runtime::{EvalFile, EvalProblem, EvalQuery, SkillEval};
 use crate::runtime::{
     AssetInfo, AssetLocation, Catalogue, Diagnostic, DraftRanking, EngineConfig, EngineError,
     EngineErrorKind, Entry, Explanation, ExtensionSkill, FileData, FileReport, FileSource, Guest,
@@ -52,6 +51,7 @@ use crate::runtime::{
     RuntimeOptions, SearchHit, ServedSkillMd, Severity, SizeError, SkillCheck, SkillInfo,
     SkillSummary, TreeNode, WalkPolicy,
 };
+use crate::runtime::{EvalFile, EvalProblem, EvalQuery, SkillEval};
 use crate::single_flight::SingleFlight;
 
 /// Default largest asset served (`assets.max_size_bytes`).
