@@ -284,6 +284,26 @@ test('Index: setAccess, view, hidden; an IndexView answers among the visible ski
   assert.deepEqual(index.hidden('unrestricted'), []);
 });
 
+test('trigger evals: parseEvalQueries, evalFile, evalFiles, evaluate, evaluateDraft', async () => {
+  const { engine, root, index } = await bundled();
+  const files = index.evalFiles();
+  assert.ok(files.some((f) => f.skillPath === 'ui/react/forms'), JSON.stringify(files));
+  const file = index.evalFile('ui/react/forms');
+  assert.equal(file.path, 'ui/react/forms/evals/eval_queries.json');
+  assert.equal(file.exists, true);
+  const { queries, problems } = engine.parseEvalQueries(root.read(file.path));
+  assert.deepEqual(problems, []);
+  const e = index.evaluate('ui/react/forms', queries);
+  assert.equal(e.total, queries.length);
+  assert.equal(e.passed, e.total);
+  // The skill file as it is, as a draft: the same answer; a draft about something else: its
+  // positives fail.
+  const draft = index.evaluateDraft('ui/react/forms/SKILL.md', root.read('ui/react/forms/SKILL.md'), queries);
+  assert.deepEqual(draft, e);
+  const other = index.evaluateDraft('ui/react/forms/SKILL.md', '---\nname: forms\ndescription: Bake sourdough bread at home\n---\nBread.\n', queries);
+  assert.ok(other.passed < e.passed, JSON.stringify(other.queries.filter((q) => !q.passed)));
+});
+
 test('every method and property of the package types is called in this file', () => {
   const mine = readFileSync(fileURLToPath(import.meta.url), 'utf8');
   const names = new Set();
