@@ -445,3 +445,78 @@ fn editor_refuses_public_addresses_and_keeps_bundled_skills_read_only() {
     assert_eq!(a.status, 403, "{a:?}");
     assert!(a.body.contains("read-only"), "{a:?}");
 }
+
+#[test]
+fn editor_runs_eval_queries_on_the_draft_and_saves_them() {
+    let root = skills_tree();
+    let editor = Editor::start(&[root.path()], &[]);
+    let evals = json!([
+        {"query": "tidy spreadsheet columns", "should_trigger": true},
+        {"query": "extract tables from pdf files", "should_trigger": false}
+    ]);
+    let check = |description: &str| {
+        body_json(&editor.call(
+            "POST",
+            "/api/check",
+            Some(json!({"root": 0, "path": "data/csv/SKILL.md",
+                "text": agent_skill_md("csv", description, "Use csvkit."), "evals": evals})),
+            "",
+        ))
+    };
+    // The queries run against the draft as it is typed: the first flips when the description
+    // says what it asks; the near miss keeps going to the PDF skill.
+    let before = check("Clean messy CSV spreadsheets");
+    assert_eq!(before["evals"]["queries"][0]["passed"], false, "{before}");
+    assert_eq!(before["evals"]["queries"][1]["passed"], true, "{before}");
+    assert_eq!(
+        before["evals"]["queries"][1]["winner"], "tools/pdf",
+        "{before}"
+    );
+    let after = check("Clean messy CSV spreadsheets and tidy spreadsheet columns");
+    assert_eq!(
+        after["evals"]["queries"][0]["outcome"], "matched",
+        "{after}"
+    );
+    assert_eq!(after["evals"]["queries"][0]["passed"], true, "{after}");
+    assert_eq!(after["evals"]["passed"], 2, "{after}");
+
+    // Opening the skill says where its eval file goes (the engine's rule), not there yet.
+    let opened = body_json(&editor.file(0, "data/csv/SKILL.md"));
+    assert_eq!(
+        opened["evals"]["path"], "data/csv/evals/eval_queries.json",
+        "{opened}"
+    );
+    assert!(opened["evals"]["digest"].is_null(), "{opened}");
+
+    // Saved only as valid queries, only as a skill's eval file.
+    let text = format!("{}\n", serde_json::to_string_pretty(&evals).unwrap());
+    let a = editor.save(
+        0,
+        "data/csv/evals/eval_queries.json",
+        "[{\"query\": 1}]",
+        None,
+    );
+    assert_eq!(a.status, 400, "{a:?}");
+    assert!(a.body.contains("problems"), "{a:?}");
+    let a = editor.save(0, "data/evals/eval_queries.json", &text, None);
+    assert_eq!(a.status, 403, "{a:?}");
+    let a = editor.save(0, "data/csv/evals/eval_queries.json", &text, None);
+    assert_eq!(a.status, 200, "{a:?}");
+    assert_eq!(
+        std::fs::read_to_string(root.path().join("data/csv/evals/eval_queries.json")).unwrap(),
+        text
+    );
+    let opened = body_json(&editor.file(0, "data/csv/SKILL.md"));
+    assert_eq!(opened["evals"]["queries"], evals, "{opened}");
+    // `skills-mcp eval` runs the saved file (the saved description still misses the first).
+    let o = run(&[
+        "eval",
+        "--json",
+        "--no-default-roots",
+        "--root",
+        root.path().to_str().unwrap(),
+    ]);
+    let report = stdout_json(&o);
+    assert_eq!(report["skills"][0]["skill"], "data/csv", "{report}");
+    assert_eq!(report["skills"][0]["total"], 2, "{report}");
+}

@@ -46,6 +46,10 @@ include!(concat!(env!("OUT_DIR"), "/editor_files.rs"));
 /// The header every API call carries the per-run secret in.
 pub const SECRET_HEADER: &str = "x-skills-editor-secret";
 
+/// Where a skill's eval queries are, in its resource folder (the engine's rule places them;
+/// this only spots a path that may be one).
+const EVAL_FILE: &str = "evals/eval_queries.json";
+
 /// Most requests a draft is ranked for at once.
 const MAX_REQUESTS: usize = 200;
 
@@ -59,6 +63,10 @@ pub struct EditorArgs {
     /// Only print the editor's URL (it carries the secret); do not open a browser.
     #[arg(long)]
     pub no_browser: bool,
+    /// Whose view the tree, checks, ranks and evals are computed in (no flag: the local
+    /// operator, what a stdio client sees).
+    #[command(flatten)]
+    pub caller: crate::cli::CallerArgs,
 }
 
 /// The state of the API.
@@ -95,11 +103,11 @@ pub fn run(
     args: &EditorArgs,
 ) -> anyhow::Result<ExitCode> {
     crate::access::apply(&catalog, &config.access)?;
-    // The local operator: what a stdio client sees.
-    let caller = crate::access::local(&config.access);
+    let caller =
+        crate::access::check::caller(&args.caller, config, crate::cli::DefaultCaller::Local)?;
     let view = catalog.view_as(caller.clone());
     let editor = Arc::new(Editor {
-        caller: describe(&caller),
+        caller: crate::access::check::describe(&caller),
         view,
         catalog,
         sandbox: Sandbox::open(roots),
@@ -190,27 +198,6 @@ fn new_secret() -> anyhow::Result<String> {
         .fill(&mut bytes)
         .map_err(|_| anyhow::anyhow!("no randomness for the editor's secret"))?;
     Ok(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
-}
-
-/// `unrestricted` or the caller's identity, for the page's header.
-fn describe(caller: &crate::runtime::Caller) -> String {
-    match caller {
-        crate::runtime::Caller::Unrestricted => "the local operator (unrestricted)".into(),
-        crate::runtime::Caller::Identity(i) => format!(
-            "subject={} groups={} scopes={}",
-            i.subject.as_deref().unwrap_or("-"),
-            if i.groups.is_empty() {
-                "-".into()
-            } else {
-                i.groups.join(",")
-            },
-            if i.scopes.is_empty() {
-                "-".into()
-            } else {
-                i.scopes.join(",")
-            }
-        ),
-    }
 }
 
 /// Open the default browser on `url` through a 0600 file that redirects to it (as Jupyter
@@ -425,12 +412,17 @@ async fn api_open(State(editor): State<Arc<Editor>>, Json(q): Json<OpenRequest>)
             .roots
             .get(q.root)
             .and_then(|r| r.read_only.clone());
+        let evals = match editor.evals_of(q.root, &q.path) {
+            Ok(e) => e,
+            Err(r) => return Ok(refused(r)),
+        };
         Ok(Json(json!({
             "root": q.root,
             "path": q.path,
             "text": text,
             "digest": digest,
             "readOnly": read_only,
+            "evals": evals,
         }))
         .into_response())
     })
@@ -444,6 +436,16 @@ struct CheckRequest {
     text: String,
     #[serde(default)]
     requests: Vec<String>,
+    /// The skill's eval queries, as the page holds them (run against the draft).
+    #[serde(default)]
+    evals: Vec<EvalIn>,
+}
+
+/// An eval query as the page sends it (the eval file's own form).
+#[derive(Deserialize)]
+struct EvalIn {
+    query: String,
+    should_trigger: bool,
 }
 
 /// `POST /api/check`: the engine's check of the draft against the caller's view of the
@@ -481,10 +483,33 @@ async fn api_check(State(editor): State<Arc<Editor>>, Json(c): Json<CheckRequest
         } else {
             (Value::Null, Value::Null)
         };
+        // The eval queries, run for the draft as `skills-mcp eval` runs them for the saved
+        // skill (`evaluate-draft`: each routed as a rebuilt index would route it).
+        let (evals, eval_error) = if check.skill.is_some() && !c.evals.is_empty() {
+            let queries: Vec<crate::runtime::EvalQuery> = c
+                .evals
+                .iter()
+                .map(|q| crate::runtime::EvalQuery {
+                    query: q.query.clone(),
+                    should_trigger: q.should_trigger,
+                })
+                .collect();
+            match editor
+                .view
+                .evaluate_draft(&c.path, c.text.as_bytes(), &queries, false)
+            {
+                Ok(e) => (crate::eval::skill_json(&e), Value::Null),
+                Err(e) => (Value::Null, engine_error(&e)),
+            }
+        } else {
+            (Value::Null, Value::Null)
+        };
         Ok(Json(json!({
             "check": serde_json::to_value(&check)?,
             "ranking": ranking,
             "rankError": rank_error,
+            "evals": evals,
+            "evalError": eval_error,
         }))
         .into_response())
     })
@@ -524,10 +549,13 @@ async fn api_save(State(editor): State<Arc<Editor>>, Json(s): Json<SaveRequest>)
             *slot = None;
         }
         let rebuilt = editor.catalog.rebuild().map(|stats| stats.skills);
+        // A skill file saved (a new one is in the index now): where its eval file goes.
+        let evals = editor.evals_of(s.root, &s.path).unwrap_or(None);
         Ok(Json(json!({
             "root": s.root,
             "path": s.path,
             "digest": digest,
+            "evals": evals,
             "skills": rebuilt.as_ref().ok(),
             "rebuildError": rebuilt.err().map(|e| format!("{e:#}")),
         }))
@@ -537,6 +565,37 @@ async fn api_save(State(editor): State<Arc<Editor>>, Json(s): Json<SaveRequest>)
 }
 
 impl Editor {
+    /// [`Self::writable_kind`] of an eval file: the one of a skill of `root`, holding valid
+    /// eval queries.
+    fn eval_file_kind(&self, root: usize, path: &str, text: Option<&str>) -> Result<(), Refusal> {
+        let io = |e: anyhow::Error| Refusal::Io(format!("{e:#}"));
+        let skills = self.catalog.skills().map_err(io)?;
+        let owner = skills.iter().filter(|s| s.root as usize == root).find(|s| {
+            self.catalog
+                .eval_file(&s.skill_path)
+                .is_ok_and(|f| f.root as usize == root && f.path == path)
+        });
+        if owner.is_none() {
+            return Err(Refusal::Forbidden(format!(
+                "{path} is not the eval file of a skill of this root ({EVAL_FILE} in a skill's \
+                 resource folder)"
+            )));
+        }
+        if let Some(text) = text
+            && let Err(problems) = self
+                .catalog
+                .parse_eval_queries(text.as_bytes())
+                .map_err(io)?
+        {
+            let said: Vec<String> = problems.iter().map(crate::eval::located).collect();
+            return Err(Refusal::Invalid(format!(
+                "{path}: not saved, the eval queries have problems: {}",
+                said.join("; ")
+            )));
+        }
+        Ok(())
+    }
+
     fn listings(&self) -> std::sync::MutexGuard<'_, Vec<Option<Arc<Vec<Entry>>>>> {
         self.listings.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -564,14 +623,60 @@ impl Editor {
             .collect()
     }
 
-    /// Whether `path` of `root` is a file the editor reads and writes: a Markdown skill file
-    /// that is no asset or script of a skill (the engine's manifests say), which, when it is
-    /// new (`text` given, the file absent), defines a skill at that path (the engine's check
-    /// says). Eval files, scripts and assets are refused.
+    /// The eval file of the skill whose file is `path` in `root` (the engine's rule of where
+    /// it is), read and parsed: `{"path", "digest" (null: not on disk), "text", "queries",
+    /// "problems"}`; `None` when `path` is no skill of the caller's index (a new file not
+    /// saved yet).
+    fn evals_of(&self, root: usize, path: &str) -> Result<Option<Value>, Refusal> {
+        let io = |e: anyhow::Error| Refusal::Io(format!("{e:#}"));
+        let skills = self.view.skills().map_err(io)?;
+        let Some(skill) = skills
+            .iter()
+            .find(|s| s.root as usize == root && s.file == path)
+        else {
+            return Ok(None);
+        };
+        let file = self.view.eval_file(&skill.skill_path).map_err(io)?;
+        let bytes = match self.sandbox.read(root, &file.path) {
+            Ok(bytes) => Some(bytes),
+            Err(Refusal::NotFound(_)) => None,
+            Err(r) => return Err(r),
+        };
+        let (queries, problems) = match &bytes {
+            None => (Vec::new(), Vec::new()),
+            Some(bytes) => match self.view.parse_eval_queries(bytes).map_err(io)? {
+                Ok(queries) => (queries, Vec::new()),
+                Err(problems) => (
+                    Vec::new(),
+                    problems.iter().map(crate::eval::located).collect(),
+                ),
+            },
+        };
+        let queries: Vec<Value> = queries
+            .iter()
+            .map(|q| json!({"query": q.query, "should_trigger": q.should_trigger}))
+            .collect();
+        Ok(Some(json!({
+            "path": file.path,
+            "digest": bytes.as_deref().map(sandbox::digest),
+            "text": bytes.as_deref().map(String::from_utf8_lossy),
+            "queries": queries,
+            "problems": problems,
+        })))
+    }
+
+    /// Whether `path` of `root` is a file the editor reads and writes: the eval file of a
+    /// skill of that root (where the engine says it is; a text that is no valid list of eval
+    /// queries is refused), or a Markdown skill file that is no asset or script of a skill
+    /// (the engine's manifests say), which, when it is new (`text` given, the file absent),
+    /// defines a skill at that path (the engine's check says). Scripts and assets are refused.
     fn writable_kind(&self, root: usize, path: &str, text: Option<&str>) -> Result<(), Refusal> {
         skills_engine::walk::check_read_path(path).map_err(Refusal::Invalid)?;
         if root >= self.sandbox.roots.len() {
             return Err(Refusal::Invalid(format!("there is no root #{root}")));
+        }
+        if path == EVAL_FILE || path.ends_with(&format!("/{EVAL_FILE}")) {
+            return self.eval_file_kind(root, path, text);
         }
         let is_md = path
             .rsplit_once('.')

@@ -203,7 +203,7 @@ fn read_capped(path: &Path) -> Result<Vec<u8>, String> {
 }
 
 /// `entry 3: ...` or `line 2, column 5: ...`.
-fn located(p: &crate::runtime::EvalProblem) -> String {
+pub(crate) fn located(p: &crate::runtime::EvalProblem) -> String {
     match (p.entry, p.line, p.column) {
         (Some(e), ..) => format!("entry {e}: {}", p.message),
         (None, Some(l), Some(c)) => format!("line {l}, column {c}: {}", p.message),
@@ -248,46 +248,46 @@ fn won_instead<'a>(skill: &str, r: &'a EvalResult) -> Option<&'a str> {
     }
 }
 
-/// The JSON answer: `{"skills": [...], "passed", "total", "hidden", "errors"}`.
-fn to_json(report: &Report) -> Value {
-    let skills: Vec<Value> = report
-        .evals
+/// One skill's eval, as `--json` prints it (and the editor shows it as you type):
+/// `{"skill", "passed", "total", "train", "validation", "queries": [...]}`.
+pub fn skill_json(e: &SkillEval) -> Value {
+    let queries: Vec<Value> = e
+        .results
         .iter()
-        .map(|e| {
-            let queries: Vec<Value> = e
-                .results
-                .iter()
-                .map(|r| {
-                    let winner = match &r.outcome {
-                        EvalOutcome::Matched => Some(e.skill_path.as_str()),
-                        EvalOutcome::Other(p) => Some(p.as_str()),
-                        _ => None,
-                    };
-                    let mut q = json!({
-                        "query": r.query,
-                        "should_trigger": r.should_trigger,
-                        "split": split_name(r.split),
-                        "outcome": outcome_name(&r.outcome),
-                        "winner": winner,
-                        "rank": r.rank,
-                        "passed": r.passed,
-                    });
-                    if let EvalOutcome::Ambiguous(c) = &r.outcome {
-                        q["candidates"] = json!(c);
-                    }
-                    q
-                })
-                .collect();
-            json!({
-                "skill": e.skill_path,
-                "passed": e.passed,
-                "total": e.total,
-                "train": {"passed": e.train_passed, "total": e.train_total},
-                "validation": {"passed": e.validation_passed, "total": e.validation_total},
-                "queries": queries,
-            })
+        .map(|r| {
+            let winner = match &r.outcome {
+                EvalOutcome::Matched => Some(e.skill_path.as_str()),
+                EvalOutcome::Other(p) => Some(p.as_str()),
+                _ => None,
+            };
+            let mut q = json!({
+                "query": r.query,
+                "should_trigger": r.should_trigger,
+                "split": split_name(r.split),
+                "outcome": outcome_name(&r.outcome),
+                "winner": winner,
+                "rank": r.rank,
+                "passed": r.passed,
+            });
+            if let EvalOutcome::Ambiguous(c) = &r.outcome {
+                q["candidates"] = json!(c);
+            }
+            q
         })
         .collect();
+    json!({
+        "skill": e.skill_path,
+        "passed": e.passed,
+        "total": e.total,
+        "train": {"passed": e.train_passed, "total": e.train_total},
+        "validation": {"passed": e.validation_passed, "total": e.validation_total},
+        "queries": queries,
+    })
+}
+
+/// The JSON answer: `{"skills": [...], "passed", "total", "hidden", "errors"}`.
+fn to_json(report: &Report) -> Value {
+    let skills: Vec<Value> = report.evals.iter().map(skill_json).collect();
     let errors: Vec<Value> = report
         .problems
         .iter()

@@ -26,6 +26,11 @@ const DEFAULT_REQUESTS = ['clean a csv spreadsheet', 'react login form'];
 let adapter;
 /** The file being edited: {root, path, digest (null: new), readOnly, saved (its text on disk)}. */
 let current = { root: 0, path: '', digest: null, readOnly: null, saved: null };
+/**
+ * The skill's eval file (host mode): {path, digest (null: not on disk), saved (its text)}, or
+ * null when the file is not a skill of the index yet (save it first).
+ */
+let evalFile = null;
 let scheduled = false;
 let running = false;
 let again = false;
@@ -65,6 +70,8 @@ async function boot() {
   $('source').addEventListener('scroll', () => { $('gutter').scrollTop = $('source').scrollTop; });
   $('save').addEventListener('click', save);
   $('new-skill').addEventListener('click', newSkill);
+  $('add-eval').addEventListener('click', () => { addEvalRow('', true).querySelector('input.q').focus(); schedule(); });
+  $('save-evals').addEventListener('click', saveEvals);
   $('root').addEventListener('change', schedule);
   await update();
   setStatus('ready');
@@ -147,6 +154,7 @@ async function openFile(root, path) {
   $('root').value = String(root);
   $('path').value = path;
   $('source').value = f.text;
+  showEvals(f.evals ?? null);
   for (const a of document.querySelectorAll('#tree a.skill')) {
     a.classList.toggle('open', a.dataset.root === String(root) && a.dataset.file === path);
   }
@@ -167,6 +175,7 @@ function newSkill() {
   $('root').value = String(root);
   $('path').value = current.path;
   $('source').value = NEW_SKILL(name);
+  showEvals(null);
   showFileState();
   schedule();
 }
@@ -197,6 +206,7 @@ async function save() {
   try {
     const r = await adapter.save(t.root, t.path, text, t.digest);
     current = { root: t.root, path: t.path, digest: r.digest, readOnly: null, saved: text };
+    if (!evalFile && r.evals) showEvals(r.evals);
     $('save-state').textContent = `saved (${new Date().toLocaleTimeString()})`;
     await refreshState();
     for (const a of document.querySelectorAll('#tree a.skill')) {
@@ -207,6 +217,111 @@ async function save() {
     $('save-error').textContent = `not saved: ${e.message}`;
   } finally {
     showFileState();
+  }
+}
+
+// ---- host mode: the skill's eval queries (evals/eval_queries.json), run as you type ----
+
+function addEvalRow(query, shouldTrigger) {
+  const tr = $('evals').tBodies[0].insertRow();
+  const q = document.createElement('input');
+  q.className = 'q';
+  q.value = query;
+  q.spellcheck = false;
+  q.addEventListener('input', schedule);
+  const t = document.createElement('input');
+  t.type = 'checkbox';
+  t.className = 't';
+  t.checked = shouldTrigger;
+  t.addEventListener('change', schedule);
+  tr.insertCell().append(q);
+  tr.insertCell().append(t);
+  tr.insertCell().className = 'outcome';
+  tr.insertCell().className = 'pass';
+  return tr;
+}
+
+/** The eval queries as the rows say (empty queries left out). */
+function evalQueries() {
+  return [...$('evals').tBodies[0].rows]
+    .map((tr) => ({ query: tr.querySelector('input.q').value.trim(), should_trigger: tr.querySelector('input.t').checked }))
+    .filter((q) => q.query);
+}
+
+/** The eval file as the page would save it. */
+function evalText() {
+  return `${JSON.stringify(evalQueries(), null, 2)}\n`;
+}
+
+function showEvals(evals) {
+  evalFile = evals ? { path: evals.path, digest: evals.digest ?? null, saved: evals.digest ? evals.text : null } : null;
+  $('evals').tBodies[0].replaceChildren();
+  $('eval-error').textContent = '';
+  $('eval-summary').textContent = '';
+  if (!evals) {
+    $('eval-file').textContent = adapter?.mode === 'host' ? '(save the skill first)' : '';
+    $('add-eval').disabled = true;
+    $('save-evals').disabled = true;
+    showEvalState();
+    return;
+  }
+  $('eval-file').textContent = evals.path;
+  $('add-eval').disabled = false;
+  for (const q of evals.queries ?? []) addEvalRow(q.query, q.should_trigger);
+  if (evals.problems?.length) {
+    $('eval-error').textContent = `the eval file has problems: ${evals.problems.join('; ')}`;
+  }
+  showEvalState();
+}
+
+function showEvalState() {
+  if (!evalFile) { $('eval-state').textContent = ''; return; }
+  const readOnly = state.roots[current.root]?.readOnly;
+  $('save-evals').disabled = Boolean(readOnly);
+  $('eval-state').textContent = evalFile.saved === null
+    ? (evalQueries().length ? 'not saved yet' : '')
+    : evalText() === evalFile.saved ? 'saved' : 'unsaved changes';
+}
+
+/** The engine's answer for each query (`eval --json`'s shape), beside its row. */
+function renderEvals(evals, evalError) {
+  const rows = [...$('evals').tBodies[0].rows].filter((tr) => tr.querySelector('input.q').value.trim());
+  for (const tr of $('evals').tBodies[0].rows) {
+    tr.querySelector('td.outcome').textContent = '';
+    const pass = tr.querySelector('td.pass');
+    pass.textContent = '';
+    pass.className = 'pass';
+    delete tr.dataset.passed;
+  }
+  if (evalError) { $('eval-summary').textContent = `not run: ${evalError.message ?? evalError}`; return; }
+  if (!evals) { $('eval-summary').textContent = ''; return; }
+  evals.queries.forEach((r, i) => {
+    const tr = rows[i];
+    if (!tr) return;
+    const who = r.outcome === 'ambiguous' ? `ambiguous: ${r.candidates.join(', ')}`
+      : r.outcome === 'other' ? `other: ${r.winner} won`
+        : r.outcome === 'matched' ? 'matched' : 'no match';
+    tr.querySelector('td.outcome').textContent = `${who}${r.rank ? ` (rank ${r.rank})` : ''}`;
+    const pass = tr.querySelector('td.pass');
+    pass.textContent = r.passed ? 'pass' : 'FAIL';
+    pass.className = `pass ${r.passed ? 'passed' : 'failed'}`;
+    tr.dataset.passed = String(r.passed);
+  });
+  $('eval-summary').textContent = `${evals.passed} of ${evals.total} pass (train ${evals.train.passed}/${evals.train.total}, validation ${evals.validation.passed}/${evals.validation.total})`;
+}
+
+async function saveEvals() {
+  if (!evalFile) return;
+  $('eval-error').textContent = '';
+  $('save-evals').disabled = true;
+  const text = evalText();
+  try {
+    const r = await adapter.save(current.root, evalFile.path, text, evalFile.digest);
+    evalFile = { ...evalFile, digest: r.digest, saved: text };
+  } catch (e) {
+    $('eval-error').textContent = `not saved: ${e.message}`;
+  } finally {
+    showEvalState();
   }
 }
 
@@ -291,7 +406,7 @@ async function update() {
       let result;
       try {
         // The browser adapter answers at once (rendered in this same task), the host's later.
-        result = adapter.analyse(root, path, text, requests());
+        result = adapter.analyse(root, path, text, requests(), evalFile ? evalQueries() : []);
         if (result instanceof Promise) result = await result;
       } catch (e) {
         result = { error: e };
@@ -300,13 +415,14 @@ async function update() {
       timings.push(ms);
       if (!again) {
         render(text, result);
+        if (adapter.mode === 'host') renderEvals(result.evals, result.evalError);
         $('timing').textContent = `lint + rank: ${ms.toFixed(1)} ms`;
       }
     } while (again);
   } finally {
     running = false;
   }
-  if (adapter.mode === 'host') showFileState();
+  if (adapter.mode === 'host') { showFileState(); showEvalState(); }
 }
 
 function render(text, { check, ranking, rankError, error }) {

@@ -65,11 +65,12 @@ export async function connectHost(secret) {
     /** A skill file: {text, digest, readOnly}. */
     open: (root, path) => call('POST', 'api/open', { root, path }),
     /** Lint the draft and rank it, in the host: {check, ranking, rankError}. */
-    async analyse(root, path, text, requests) {
-      const a = await call('POST', 'api/check', { root, path, text, requests });
+    async analyse(root, path, text, requests, evals = []) {
+      const a = await call('POST', 'api/check', { root, path, text, requests, evals });
       if (a.error) throw Object.assign(new Error(a.error.message), { kind: a.error.kind });
-      const rankError = a.rankError ? Object.assign(new Error(a.rankError.message), { kind: a.rankError.kind }) : null;
-      return { check: camel(a.check), ranking: camel(a.ranking), rankError };
+      const error = (e) => (e ? Object.assign(new Error(e.message), { kind: e.kind }) : null);
+      // `evals`: the draft's eval queries run (`skills-mcp eval --json`'s shape for a skill).
+      return { check: camel(a.check), ranking: camel(a.ranking), rankError: error(a.rankError), evals: a.evals ?? null, evalError: error(a.evalError) };
     },
     /** Save: `digest` is the file's as opened (`null`: a new file). Returns the new digest. */
     save: (root, path, text, digest) => call('POST', 'api/save', { root, path, text, digest }),

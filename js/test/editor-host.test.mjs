@@ -91,6 +91,12 @@ test('skills-mcp editor in headless Chromium: open, edit, rank, save', { skip, t
     await page.waitForFunction(() => document.querySelector('#diagnostics li.none')?.textContent === 'no findings');
     assert.match(await page.$eval('#served', (e) => e.textContent), /skill:\/\/data\/csv\/SKILL\.md \(name csv\)/);
 
+    // An eval query (should trigger): it fails against the saved description...
+    assert.equal(await page.$eval('#eval-file', (e) => e.textContent), 'data/csv/evals/eval_queries.json');
+    await page.click('#add-eval');
+    await page.keyboard.type('tidy spreadsheet columns');
+    const evalPass = () => page.$eval('#evals tbody tr td.pass', (td) => td.textContent);
+    await page.waitForFunction(() => document.querySelector('#evals tbody tr td.pass')?.textContent === 'FAIL');
     // A test request: the skill does not match it, then does, first, as the description changes.
     await retype(page, '#requests', 'tidy spreadsheet columns');
     await page.waitForSelector('#ranks tr[data-request="tidy spreadsheet columns"]');
@@ -104,7 +110,10 @@ test('skills-mcp editor in headless Chromium: open, edit, rank, save', { skip, t
     });
     await page.keyboard.type(' Tidies spreadsheet columns.');
     await page.waitForFunction(() => /^1 of \d+$/.test(document.querySelector('#ranks tr[data-request="tidy spreadsheet columns"] td.rank')?.textContent ?? ''));
-    console.log(`host editor: rank for "tidy spreadsheet columns": before ${before}, after ${await rankOf(page, 'tidy spreadsheet columns')}`);
+    // ...and passes against the draft, as you type, with the outcome said.
+    await page.waitForFunction(() => document.querySelector('#evals tbody tr td.pass')?.textContent === 'pass');
+    assert.match(await page.$eval('#evals tbody tr td.outcome', (td) => td.textContent), /^matched \(rank 1\)$/);
+    console.log(`host editor: rank for "tidy spreadsheet columns": before ${before}, after ${await rankOf(page, 'tidy spreadsheet columns')}; eval query: FAIL -> ${await evalPass()}`);
     assert.equal(await page.$eval('#save-state', (e) => e.textContent), 'unsaved changes');
 
     // Save: the file on disk is the text in the editor, and `skills-mcp search` ranks it.
@@ -117,6 +126,12 @@ test('skills-mcp editor in headless Chromium: open, edit, rank, save', { skip, t
       env: { ...process.env, HOME: home, SKILLS_MCP_INDEX_CACHE: 'off', SKILLS_DIR: '' }, encoding: 'utf8',
     });
     assert.equal(JSON.parse(search.stdout).results[0].skill_path, 'data/csv', search.stderr);
+
+    // The eval queries saved to the skill's eval file, in the format `skills-mcp eval` reads.
+    await page.click('#save-evals');
+    await page.waitForFunction(() => document.getElementById('eval-state').textContent === 'saved');
+    assert.deepEqual(JSON.parse(readFileSync(join(root, 'data/csv/evals/eval_queries.json'), 'utf8')),
+      [{ query: 'tidy spreadsheet columns', should_trigger: true }]);
 
     // Stale: another writer changed the file; the save is refused and says why; the disk keeps
     // the other writer's text.
