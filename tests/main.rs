@@ -4,6 +4,7 @@
 mod access;
 mod analytics;
 mod answers;
+mod audit;
 mod cli;
 mod common;
 mod component;

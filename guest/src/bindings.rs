@@ -456,6 +456,14 @@ impl x::GuestIndex for IndexResource {
         evals::evaluate_draft(&self.get(), &path, &bytes, queries, accept_ambiguous)
     }
 
+    fn audit(&self, requests: Vec<x::SkillRequests>) -> Result<Vec<x::AuditSkill>, t::Error> {
+        audit::audit(&self.get(), requests)
+    }
+
+    fn audit_requests(&self, skill_path: String) -> Result<Vec<String>, t::Error> {
+        self.get().audit_requests(&skill_path).map_err(error)
+    }
+
     fn set_access(&self, rules: Vec<t::AccessRule>) -> Result<Vec<t::AccessFinding>, t::Error> {
         let rules = rules
             .into_iter()
@@ -840,5 +848,55 @@ mod evals {
                 })
                 .collect(),
         }
+    }
+}
+
+/// The collection audit (`audit`): conversions only.
+mod audit {
+    use super::{error, t, x};
+    use crate::index::audit as a;
+
+    pub fn audit(
+        index: &crate::Index,
+        requests: Vec<x::SkillRequests>,
+    ) -> Result<Vec<x::AuditSkill>, t::Error> {
+        let given: Vec<a::SkillRequests> = requests
+            .into_iter()
+            .map(|r| a::SkillRequests {
+                skill_path: r.skill_path,
+                requests: r.requests,
+            })
+            .collect();
+        let skills = index.audit(&given).map_err(error)?;
+        Ok(skills
+            .into_iter()
+            .map(|s| x::AuditSkill {
+                skill_path: s.skill_path,
+                requests: s.requests,
+                derived: s.derived,
+                competitors: s
+                    .competitors
+                    .into_iter()
+                    .map(|c| x::AuditCompetitor {
+                        skill_path: c.skill_path,
+                        strength: c.strength,
+                        shared: c.shared,
+                        separating: c.separating,
+                    })
+                    .collect(),
+                findings: s
+                    .findings
+                    .into_iter()
+                    .map(|f| x::AuditFinding {
+                        kind: match f.kind {
+                            a::AuditFindingKind::Unreachable => x::AuditFindingKind::Unreachable,
+                            a::AuditFindingKind::Duplicate => x::AuditFindingKind::Duplicate,
+                            a::AuditFindingKind::Hijacker => x::AuditFindingKind::Hijacker,
+                        },
+                        message: f.message,
+                    })
+                    .collect(),
+            })
+            .collect())
     }
 }

@@ -330,6 +330,7 @@ impl Index {
     }
 }
 
+pub mod audit;
 mod build;
 mod content;
 pub mod editor;
@@ -339,6 +340,7 @@ mod snapshot;
 #[cfg(test)]
 mod tests;
 mod view;
+pub use audit::{AuditCompetitor, AuditFinding, AuditFindingKind, AuditSkill, SkillRequests};
 pub use view::{HiddenSkill, VIEW_CACHE, VIEW_CACHE_SKILLS_FACTOR};
 #[cfg(test)]
 mod view_tests;

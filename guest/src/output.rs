@@ -444,6 +444,97 @@ pub fn validate_text(
     }
 }
 
+/// `audit --json`: `{"skills": [{"skill", "competitors": [{"skill", "strength", "shared",
+/// "separating"}], "findings": [{"kind", "message"}]}]}`, in the audit's order (worst first).
+pub fn audit_json(skills: &[crate::index::AuditSkill]) -> Value {
+    let skills: Vec<Value> = skills
+        .iter()
+        .map(|s| {
+            json!({
+                "skill": s.skill_path,
+                "competitors": s.competitors.iter().map(|c| json!({
+                    "skill": c.skill_path,
+                    "strength": c.strength,
+                    "shared": c.shared,
+                    "separating": c.separating,
+                })).collect::<Vec<_>>(),
+                "findings": s.findings.iter().map(|f| json!({
+                    "kind": f.kind.as_str(),
+                    "message": f.message,
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({ "skills": skills })
+}
+
+/// `audit`: a report read top-down, worst first: a summary of the findings, then each skill
+/// with a finding or a competitor (its findings, then its competitors with their strength and
+/// words), then how many skills have neither.
+pub fn audit_text(skills: &[crate::index::AuditSkill]) -> String {
+    use crate::index::AuditFindingKind as K;
+    let count = |k: K| {
+        skills
+            .iter()
+            .filter(|s| s.findings.iter().any(|f| f.kind == k))
+            .count()
+    };
+    let from_evals = skills.iter().filter(|s| !s.derived).count();
+    let mut out = format!(
+        "audit of {} skills ({} with eval queries, {} with requests derived from their text): {} unreachable, {} with a near-identical description, {} over-broad\n",
+        skills.len(),
+        from_evals,
+        skills.len() - from_evals,
+        count(K::Unreachable),
+        count(K::Duplicate),
+        count(K::Hijacker),
+    );
+    let mut quiet = 0usize;
+    for s in skills {
+        if s.findings.is_empty() && s.competitors.is_empty() {
+            quiet += 1;
+            continue;
+        }
+        out.push_str(&format!(
+            "\n{}  ({} request{}, {})\n",
+            s.skill_path,
+            s.requests,
+            if s.requests == 1 { "" } else { "s" },
+            if s.derived {
+                "derived from its text"
+            } else {
+                "its eval queries"
+            }
+        ));
+        for f in &s.findings {
+            out.push_str(&format!("  {}: {}\n", f.kind.as_str(), one_line(&f.message)));
+        }
+        for c in &s.competitors {
+            let words = |label: &str, w: &[String]| {
+                if w.is_empty() {
+                    String::new()
+                } else {
+                    format!("  {label}: {}", w.join(", "))
+                }
+            };
+            out.push_str(&format!(
+                "  {:>4.0}%  {}{}{}\n",
+                c.strength * 100.0,
+                c.skill_path,
+                words("shared", &c.shared),
+                words("separating", &c.separating)
+            ));
+        }
+    }
+    if quiet > 0 {
+        out.push_str(&format!(
+            "\n{quiet} skill{} without findings or competitors\n",
+            if quiet == 1 { "" } else { "s" }
+        ));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,30 +8,57 @@
 use crate::model::{EngineConfig, RouteOutcome, SearchHit};
 use std::cmp::Ordering;
 
-/// Decide from hits sorted best first (already filtered by nothing).
+/// A routing decision by position in the list of hits it was made from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    NoMatch,
+    Matched(usize),
+    /// The candidates, best first.
+    Ambiguous(Vec<usize>),
+}
+
+/// The routing rule, over the hits' scores (best first, as a search lists them):
 ///
 /// 1. drop hits scoring below `min_score`;
 /// 2. sort by score, best first (stable: equal scores keep the caller's order);
 /// 3. none left: `NoMatch`; one: `Matched`; two or more: `Ambiguous` with the best
 ///    `max_results` (at least 1, so an ambiguous answer is never empty) when `score[0] - score[1] < ambiguity_threshold`, else
 ///    `Matched` with the best.
-pub fn decide(config: &EngineConfig, hits: Vec<SearchHit>) -> RouteOutcome {
-    let mut hits: Vec<SearchHit> = hits
-        .into_iter()
-        .filter(|h| h.score >= config.min_score && !h.score.is_nan())
+pub fn decision(config: &EngineConfig, scores: &[f64]) -> Decision {
+    let mut kept: Vec<usize> = (0..scores.len())
+        .filter(|&i| scores[i] >= config.min_score && !scores[i].is_nan())
         .collect();
-    hits.sort_by(|a, b| b.score.partial_cmp(&a.score).unwrap_or(Ordering::Equal));
-    match hits.len() {
-        0 => RouteOutcome::NoMatch,
-        1 => RouteOutcome::Matched(hits.remove(0)),
+    kept.sort_by(|&a, &b| {
+        scores[b]
+            .partial_cmp(&scores[a])
+            .unwrap_or(Ordering::Equal)
+    });
+    match kept.len() {
+        0 => Decision::NoMatch,
+        1 => Decision::Matched(kept[0]),
         _ => {
-            if hits[0].score - hits[1].score < config.ambiguity_threshold {
-                hits.truncate((config.max_results as usize).max(1));
-                RouteOutcome::Ambiguous(hits)
+            if scores[kept[0]] - scores[kept[1]] < config.ambiguity_threshold {
+                kept.truncate((config.max_results as usize).max(1));
+                Decision::Ambiguous(kept)
             } else {
-                RouteOutcome::Matched(hits.remove(0))
+                Decision::Matched(kept[0])
             }
         }
+    }
+}
+
+/// Decide from hits sorted best first (already filtered by nothing), by [`decision`].
+pub fn decide(config: &EngineConfig, hits: Vec<SearchHit>) -> RouteOutcome {
+    let scores: Vec<f64> = hits.iter().map(|h| h.score).collect();
+    let mut hits: Vec<Option<SearchHit>> = hits.into_iter().map(Some).collect();
+    match decision(config, &scores) {
+        Decision::NoMatch => RouteOutcome::NoMatch,
+        Decision::Matched(i) => RouteOutcome::Matched(hits[i].take().expect("a hit")),
+        Decision::Ambiguous(is) => RouteOutcome::Ambiguous(
+            is.into_iter()
+                .map(|i| hits[i].take().expect("a hit"))
+                .collect(),
+        ),
     }
 }
 

@@ -44,6 +44,7 @@ use skills_engine::walk::Child;
 
 use crate::index_cache::{self, FileStamp, ListingPrint};
 use crate::runtime::{AccessFinding, AccessRule, Caller, HiddenSkill};
+use crate::runtime::{AuditSkill, SkillRequests};
 use crate::runtime::{
     AssetInfo, AssetLocation, Catalogue, Diagnostic, DraftRanking, EngineConfig, EngineError,
     EngineErrorKind, Entry, Explanation, ExtensionSkill, FileData, FileReport, FileSource, Guest,
@@ -597,6 +598,17 @@ impl Catalog {
     /// Why `skill_path` scores what it does for `query`.
     pub fn explain(&self, query: &str, skill_path: &str) -> anyhow::Result<Explanation> {
         self.with_index(|g, i| g.explain(i, query, skill_path))
+    }
+
+    /// The collection audit (of this catalog's view): every skill's competitors and findings,
+    /// worst first; `requests` replace the derived requests of the skills they name.
+    pub fn audit(&self, requests: &[SkillRequests]) -> anyhow::Result<Vec<AuditSkill>> {
+        self.with_index(|g, i| g.audit(i, requests))
+    }
+
+    /// The requests an audit derives from a skill's own text.
+    pub fn audit_requests(&self, skill_path: &str) -> anyhow::Result<Vec<String>> {
+        self.with_index(|g, i| g.audit_requests(i, skill_path))
     }
 
     /// Route a free-text request: no match, ambiguous, or one skill.

@@ -125,6 +125,11 @@ pub enum Command {
     /// FILE); exits 1 when a skill is below --min-pass-rate, an eval file is malformed or none
     /// was found.
     Eval(crate::eval::EvalArgs),
+    /// Collection health: for every skill, the skills that win or tie the requests meant for it
+    /// (at most 3, strongest first, with the words they share and those that separate them), and
+    /// the findings: unreachable skills, near-identical descriptions, over-broad skills; worst
+    /// first. Sees what a caller sees (the flags of `access check`; default `--local`).
+    Audit(crate::audit::AuditArgs),
 }
 
 /// Who is asking, for the verbs that answer as the server would answer a caller (`access check`,
@@ -364,6 +369,13 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let (catalog, loaded) = open_loaded(global)?;
             crate::editor::run(addr, catalog, &loaded.config, &loaded.roots, &args)
         }
+        Command::Audit(args) => {
+            let (catalog, loaded) = open_loaded_with(global, |options| {
+                let timeout = &mut options.runtime.call_timeout;
+                *timeout = (*timeout).max(crate::audit::AUDIT_CALL_TIMEOUT);
+            })?;
+            crate::audit::run(&catalog, &loaded.config, &args)
+        }
         Command::Access(args) => match &args.command {
             crate::access::check::AccessCommand::Check(check) => {
                 let (catalog, config) = open(global, &[])?;
@@ -522,14 +534,21 @@ fn open(
 /// [`open`] over the configured roots (git sources fetched first), with the configuration and
 /// the roots it resolved (where each came from).
 fn open_loaded(global: &GlobalArgs) -> anyhow::Result<(Catalog, crate::config::Loaded)> {
+    open_loaded_with(global, |_| {})
+}
+
+/// [`open_loaded`], with the catalog's options adjusted by `adjust` (a verb's own limits).
+fn open_loaded_with(
+    global: &GlobalArgs,
+    adjust: impl FnOnce(&mut crate::catalog::CatalogOptions),
+) -> anyhow::Result<(Catalog, crate::config::Loaded)> {
     let (loaded, _git) = load(global, true)?;
     for warning in &loaded.warnings {
         tracing::warn!("{}", crate::logsafe::Escaped(warning));
     }
-    let catalog = Catalog::open(
-        crate::mcp::catalog_roots(&loaded.roots),
-        crate::mcp::catalog_options(&loaded.config),
-    )?;
+    let mut options = crate::mcp::catalog_options(&loaded.config);
+    adjust(&mut options);
+    let catalog = Catalog::open(crate::mcp::catalog_roots(&loaded.roots), options)?;
     Ok((catalog, loaded))
 }
 

@@ -7,6 +7,7 @@
 pub mod access;
 pub mod allocator;
 pub mod analytics;
+pub mod audit;
 pub mod bundled;
 pub mod catalog;
 pub mod cli;

@@ -155,3 +155,38 @@ pub fn resolved(s: &r::ResolvedSkill) -> m::ResolvedSkill {
         inherited_scripts: list(&s.inherited_scripts),
     }
 }
+
+/// An audit's skill, its paths, words and messages escaped (they come from skill files: a
+/// control character in one must not reach the terminal raw).
+pub fn audit_skill(s: r::AuditSkill) -> skills_engine::index::AuditSkill {
+    use crate::logsafe::escape;
+    use skills_engine::index::{AuditCompetitor, AuditFinding, AuditFindingKind};
+    let words = |w: Vec<String>| w.iter().map(|w| escape(w)).collect();
+    skills_engine::index::AuditSkill {
+        skill_path: escape(&s.skill_path),
+        requests: s.requests,
+        derived: s.derived,
+        competitors: s
+            .competitors
+            .into_iter()
+            .map(|c| AuditCompetitor {
+                skill_path: escape(&c.skill_path),
+                strength: c.strength,
+                shared: words(c.shared),
+                separating: words(c.separating),
+            })
+            .collect(),
+        findings: s
+            .findings
+            .into_iter()
+            .map(|f| AuditFinding {
+                kind: match f.kind {
+                    r::AuditFindingKind::Unreachable => AuditFindingKind::Unreachable,
+                    r::AuditFindingKind::Duplicate => AuditFindingKind::Duplicate,
+                    r::AuditFindingKind::Hijacker => AuditFindingKind::Hijacker,
+                },
+                message: escape(&f.message),
+            })
+            .collect(),
+    }
+}

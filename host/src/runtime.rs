@@ -49,6 +49,7 @@ use bindings::SkillsEnginePre;
 pub use bindings::exports::skills_mcp::engine::engine::{DraftRanking, SkillCheck};
 pub use bindings::exports::skills_mcp::engine::engine::{
     EvalFile, EvalOutcome, EvalProblem, EvalQuery, EvalResult, EvalSplit, SkillEval,
+    AuditCompetitor, AuditFinding, AuditFindingKind, AuditSkill, SkillRequests,
 };
 
 impl Default for EngineConfig {
@@ -1132,6 +1133,30 @@ impl Guest {
             format_args!("running the eval queries of the draft {path:?}"),
             r,
         )
+    }
+
+    /// The collection audit: every skill's competitors and findings, worst first.
+    pub fn audit(
+        &mut self,
+        index: IndexHandle,
+        requests: &[SkillRequests],
+    ) -> anyhow::Result<Vec<AuditSkill>> {
+        let r = self.engine_call("index.audit", |s, e| {
+            e.index().call_audit(s, index.0, requests)
+        });
+        self.typed("auditing the skills", r)
+    }
+
+    /// The requests an audit derives from a skill's text.
+    pub fn audit_requests(
+        &mut self,
+        index: IndexHandle,
+        skill_path: &str,
+    ) -> anyhow::Result<Vec<String>> {
+        let r = self.engine_call("index.audit-requests", |s, e| {
+            e.index().call_audit_requests(s, index.0, skill_path)
+        });
+        self.typed(format_args!("deriving the requests of {skill_path:?}"), r)
     }
 
     /// Every skill the Skills extension lists, sorted by ext path.

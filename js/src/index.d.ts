@@ -150,6 +150,17 @@ export interface SkillEval {
   validation: { passed: number; total: number };
   queries: EvalQueryResult[];
 }
+/** A skill that wins or ties requests meant for an audited one. */
+export interface AuditCompetitor { skillPath: string; strength: number; shared: string[]; separating: string[] }
+export interface AuditFinding { kind: 'unreachable' | 'duplicate' | 'hijacker'; message: string }
+/** One skill's audit. */
+export interface AuditSkill {
+  skillPath: string;
+  requests: number;
+  derived: boolean;
+  competitors: AuditCompetitor[];
+  findings: AuditFinding[];
+}
 
 export interface LoadOptions {
   /** Lines the engine writes to standard error (only on a panic). Default: console.error. */
@@ -246,6 +257,10 @@ export declare class IndexQueries {
     queries: ({ query: string; shouldTrigger: boolean } | { query: string; should_trigger: boolean })[],
     options?: { acceptAmbiguous?: boolean },
   ): SkillEval;
+  /** Collection health (`skills-mcp audit`), worst first; `requests` replace a skill's derived ones. */
+  audit(requests?: { skillPath: string; requests: string[] }[]): AuditSkill[];
+  /** The requests `audit` derives from a skill's own text. */
+  auditRequests(skillPath: string): string[];
 }
 
 /** A finished index. After a trap it is rebuilt (from its roots) on its next use. */

@@ -342,6 +342,19 @@ export class IndexQueries {
   checkSkill(path, contents, options = {}) {
     return this._query('checkSkill', path, toBytes(contents), toEntries(options.listing ?? []));
   }
+  /**
+   * Collection health (what `skills-mcp audit` prints), worst first: per skill `{skillPath,
+   * requests, derived, competitors: [{skillPath, strength, shared, separating}], findings:
+   * [{kind: 'unreachable'|'duplicate'|'hijacker', message}]}`.
+   * @param {Array<{skillPath: string, requests: string[]}>} [requests] the requests meant for
+   *   some skills (their eval queries), instead of those derived from their text
+   */
+  audit(requests = []) {
+    const given = requests.map((r) => ({ skillPath: String(r.skillPath), requests: toList(r.requests) }));
+    return this._query('audit', given);
+  }
+  /** The requests `audit` derives from a skill's own text. */
+  auditRequests(skillPath) { return this._query('auditRequests', skillPath); }
 }
 
 /** Eval queries as the engine takes them, from `{query, should_trigger}` (the file's) or `{query, shouldTrigger}`. */

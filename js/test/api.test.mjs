@@ -135,3 +135,32 @@ test('scoreDraft: the draft ranks as in a rebuilt index', async () => {
   assert.ok(r.requests[1].rank === undefined || r.requests[1].rank > 1);
   assert.ok(!hasBigInt(r));
 });
+
+test('audit: every skill with its competitors and findings, the same as the engine derives', async () => {
+  const engine = await loadEngine();
+  const same = 'Fill in PDF forms and flatten them for printing or archiving.';
+  const files = [
+    { path: 'pdf-forms/SKILL.md', text: `---\nname: pdf-forms\ndescription: ${same}\n---\n` },
+    { path: 'forms-pdf/SKILL.md', text: `---\nname: forms-pdf\ndescription: ${same}\n---\n` },
+    { path: 'git-bisect/SKILL.md', text: '---\nname: git-bisect\ndescription: Find a bad commit with git bisect.\n---\n' },
+  ];
+  const index = engine.buildIndex([fromFiles('skills', files)]);
+  const report = index.audit();
+  assert.equal(report.length, 3);
+  const pdf = report.find((s) => s.skillPath === 'pdf-forms');
+  assert.deepEqual(pdf.findings.map((f) => f.kind), ['duplicate']);
+  assert.match(pdf.findings[0].message, /forms-pdf/);
+  assert.equal(pdf.competitors[0].skillPath, 'forms-pdf');
+  assert.equal(typeof pdf.competitors[0].strength, 'number');
+  assert.ok(pdf.derived);
+  assert.equal(pdf.requests, index.auditRequests('pdf-forms').length);
+  // Worst first: the duplicates lead.
+  assert.equal(report[2].skillPath, 'git-bisect');
+  // Given requests replace the derived ones.
+  const given = index.audit([{ skillPath: 'git-bisect', requests: ['fill a pdf form', 'find the bad commit'] }]);
+  const git = given.find((s) => s.skillPath === 'git-bisect');
+  assert.equal(git.derived, false);
+  assert.equal(git.requests, 2);
+  assert.equal(git.competitors[0].skillPath, 'forms-pdf');
+  assert.ok(!hasBigInt(given));
+});

@@ -118,7 +118,14 @@ impl Index {
         self.search_with(query, limit, false)
     }
 
-    fn search_with(&self, query: &str, limit: u32, words: bool) -> Result<Vec<SearchHit>, Error> {
+    /// The search behind [`Index::search`]: skills by their number (`docs` order), best first,
+    /// with the configured algorithm.
+    pub(super) fn scored(
+        &self,
+        query: &str,
+        limit: u32,
+        words: bool,
+    ) -> Result<Vec<rank::Scored>, Error> {
         self.ready()?;
         check_query(query)?;
         let limit = (limit as usize).min(self.docs.len());
@@ -134,6 +141,11 @@ impl Index {
             // (the keyword algorithm finds them as it matches)
             scored.iter_mut().for_each(|s| s.matched.clear());
         }
+        Ok(scored)
+    }
+
+    fn search_with(&self, query: &str, limit: u32, words: bool) -> Result<Vec<SearchHit>, Error> {
+        let scored = self.scored(query, limit, words)?;
         Ok(scored
             .into_iter()
             .filter(|s| s.doc < self.docs.len())

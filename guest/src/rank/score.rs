@@ -512,4 +512,16 @@ impl SearchIndex {
         let q = prepare(self, query);
         self.top_k(&q, limit, words)
     }
+
+    /// The terms of document `doc`'s description, in order (stop words left out), as numbers
+    /// of this index's vocabulary: what near-identical descriptions are compared on.
+    pub fn description_terms(&self, doc: usize) -> &[u32] {
+        if doc >= self.n_docs {
+            return &[];
+        }
+        let seq = Statistics::seq(self, doc);
+        seq.iter()
+            .position(|&t| t == SEQ_BREAK)
+            .map_or(&[], |i| &seq[i + 1..])
+    }
 }

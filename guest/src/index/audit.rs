@@ -1,0 +1,535 @@
+//! Collection health (`skills-mcp audit`, issue 39 part 2): for every skill, the skills that
+//! compete with it for the requests meant for it, and what is wrong with the collection.
+//!
+//! The requests meant for a skill are its eval queries when the caller gives them (the host
+//! reads them), else requests derived from its own text ([`Index::audit_requests`]): its name
+//! in words, its description (the first 60 words), each sentence of it, the description in runs
+//! of 5 words (as a search box gets requests) and its keywords. Each request is searched as
+//! `search` does and decided as `route` does ([`route::decision`]: the same scorer,
+//! configuration and collection). Another skill *wins* a request when it scores above the
+//! skill, and *ties* it when the router lists it among the candidates of an ambiguous outcome
+//! (the two cannot be told apart); only skills scoring at least `min_score` count. A
+//! competitor's `strength` is the share of the skill's requests it wins or ties; the 3
+//! strongest are kept (ties by their summed scores, then skill path), each with the words of
+//! those requests both skills match (`shared`) and those only one of them matches
+//! (`separating`), from the per-field evidence `search --explain` shows ([`Index::explain`]).
+//!
+//! Findings:
+//! - `unreachable`: the skill ranks first (alone or tied at the top score) on none of its
+//!   requests;
+//! - `hijacker`: the skill ranks first (above the skill they are meant for) on requests meant
+//!   for [`HIJACK_MIN_SKILLS`] or more other skills (over-broad);
+//! - `duplicate`: its description and another's are near-identical (at least
+//!   [`DUPLICATE_SIMILARITY`] of their terms in common), the same skill in two roots or
+//!   repositories most often.
+//!
+//! Skills come worst first: by their findings (unreachable, duplicate, hijacker), then by the
+//! strength of their strongest competitor, then by skill path.
+
+use super::*;
+
+/// Most competitors kept per skill.
+pub const MAX_COMPETITORS: usize = 3;
+/// Hits read per request: the skills ranked below them neither win nor tie.
+pub const AUDIT_HITS: u32 = 10;
+/// Most requests derived from one skill's text.
+pub const MAX_DERIVED_REQUESTS: usize = 14;
+/// A skill ranking first on requests of this many other skills is reported as over-broad.
+pub const HIJACK_MIN_SKILLS: usize = 5;
+/// Share of common description terms (of the union) from which two descriptions are
+/// near-identical.
+pub const DUPLICATE_SIMILARITY: f64 = 0.9;
+/// Words of the description taken as one request.
+const DESCRIPTION_WORDS: usize = 60;
+/// Words of a sentence taken as one request.
+const SENTENCE_WORDS: usize = 30;
+/// Fewest words of a sentence taken as a request of its own.
+const SENTENCE_MIN_WORDS: usize = 3;
+/// Requests explained per competitor for its `shared` and `separating` words.
+const EVIDENCE_REQUESTS: usize = 3;
+/// Most `shared` and most `separating` words per competitor.
+const EVIDENCE_WORDS: usize = 8;
+/// Most skills named in a finding's message.
+const NAMED_IN_MESSAGE: usize = 3;
+
+/// Requests given for one skill (its eval queries), used instead of derived ones.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkillRequests {
+    pub skill_path: String,
+    pub requests: Vec<String>,
+}
+
+/// A skill that wins or ties requests meant for another.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditCompetitor {
+    pub skill_path: String,
+    /// Share of the requests meant for the audited skill this one wins or ties (0..=1).
+    pub strength: f64,
+    /// Request words both skills match, most weighty first.
+    pub shared: Vec<String>,
+    /// Request words only one of the two matches, most weighty first.
+    pub separating: Vec<String>,
+}
+
+/// What a finding is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum AuditFindingKind {
+    /// Never ranks first on its own requests.
+    Unreachable,
+    /// Its description is near-identical to another skill's.
+    Duplicate,
+    /// Ranks first on requests meant for many other skills.
+    Hijacker,
+}
+
+impl AuditFindingKind {
+    /// The kind as `--json` and the text report name it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unreachable => "unreachable",
+            Self::Duplicate => "duplicate",
+            Self::Hijacker => "hijacker",
+        }
+    }
+
+    /// How much it weighs in the report's order (worst first).
+    fn weight(self) -> u32 {
+        match self {
+            Self::Unreachable => 4,
+            Self::Duplicate => 3,
+            Self::Hijacker => 2,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditFinding {
+    pub kind: AuditFindingKind,
+    pub message: String,
+}
+
+/// One skill's audit.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditSkill {
+    pub skill_path: String,
+    /// How many requests were meant for it.
+    pub requests: u32,
+    /// Whether they were derived from its text (no requests were given for it).
+    pub derived: bool,
+    /// At most [`MAX_COMPETITORS`], strongest first.
+    pub competitors: Vec<AuditCompetitor>,
+    pub findings: Vec<AuditFinding>,
+}
+
+/// A skill that won or tied some of the audited skill's requests, while they are searched.
+struct Tally {
+    doc: usize,
+    /// Requests won or tied.
+    count: u32,
+    /// Sum of its scores on them (the tie-break: the closer rival first).
+    score_sum: f64,
+    /// Which requests (indices into the skill's requests).
+    requests: Vec<u32>,
+}
+
+/// What searching one skill's requests found.
+struct Searched {
+    tallies: Vec<Tally>,
+    /// Requests it ranks first on (alone or tied at the top).
+    wins: u32,
+    /// Skills that ranked first instead, with how often.
+    taken_by: Vec<(usize, u32)>,
+}
+
+impl Index {
+    /// The requests an audit derives from a skill's own text (when no eval queries are given
+    /// for it): its name in words, the first 60 words of its description, each sentence of the
+    /// description of 3 words or more (its first 30 words), the first 40 words of the
+    /// description in runs of 5 (3 words or more), its keywords; repeats left out, at most
+    /// [`MAX_DERIVED_REQUESTS`].
+    pub fn audit_requests(&self, skill_path: &str) -> Result<Vec<String>, Error> {
+        let i = self.find(skill_path)?;
+        Ok(derived_requests(&self.docs[i]))
+    }
+
+    /// Audit every skill of this index (of a view: the skills its caller sees). `given` are
+    /// requests meant for some skills (their eval queries): those replace the derived ones
+    /// of that skill; entries for skills not in the index are ignored (a view's hidden skills),
+    /// requests `search` refuses (empty, too long) are left out. Worst first (see the module
+    /// docs).
+    pub fn audit(&self, given: &[SkillRequests]) -> Result<Vec<AuditSkill>, Error> {
+        self.ready()?;
+        let n = self.docs.len();
+        let mut requests: Vec<Vec<String>> = self.docs.iter().map(derived_requests).collect();
+        let mut derived = vec![true; n];
+        for g in given {
+            let Some(i) = self.position(&g.skill_path) else {
+                continue;
+            };
+            let wanted: Vec<String> = g
+                .requests
+                .iter()
+                .filter(|q| check_query(q).is_ok())
+                .cloned()
+                .collect();
+            if !wanted.is_empty() {
+                requests[i] = wanted;
+                derived[i] = false;
+            }
+        }
+        let searched: Vec<Searched> = (0..n)
+            .map(|s| self.search_requests(s, &requests[s]))
+            .collect();
+        // Who ranks first on requests meant for whom.
+        let mut victims: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for (s, found) in searched.iter().enumerate() {
+            for &(c, _) in &found.taken_by {
+                victims[c].push(s);
+            }
+        }
+        let mut out: Vec<(u32, f64, AuditSkill)> = Vec::with_capacity(n);
+        for (s, found) in searched.into_iter().enumerate() {
+            let asked = requests[s].len();
+            let mut findings = Vec::new();
+            if asked > 0 && found.wins == 0 {
+                findings.push(self.unreachable(asked, &found.taken_by));
+            }
+            for t in &found.tallies {
+                if let Some(f) = self.duplicate(s, t.doc) {
+                    findings.push(f);
+                }
+            }
+            if victims[s].len() >= HIJACK_MIN_SKILLS {
+                findings.push(self.hijacker(&victims[s]));
+            }
+            let mut tallies = found.tallies;
+            tallies.sort_by(|a, b| {
+                b.count
+                    .cmp(&a.count)
+                    .then(b.score_sum.total_cmp(&a.score_sum))
+                    .then_with(|| self.docs[a.doc].skill_path.cmp(&self.docs[b.doc].skill_path))
+            });
+            tallies.truncate(MAX_COMPETITORS);
+            let competitors: Vec<AuditCompetitor> = tallies
+                .iter()
+                .map(|t| {
+                    let (shared, separating) = self.evidence(s, t, &requests[s]);
+                    AuditCompetitor {
+                        skill_path: self.docs[t.doc].skill_path.clone(),
+                        strength: f64::from(t.count) / asked.max(1) as f64,
+                        shared,
+                        separating,
+                    }
+                })
+                .collect();
+            let weight = findings.iter().map(|f| f.kind.weight()).sum();
+            let strongest = competitors.first().map_or(0.0, |c| c.strength);
+            out.push((
+                weight,
+                strongest,
+                AuditSkill {
+                    skill_path: self.docs[s].skill_path.clone(),
+                    requests: u32::try_from(asked).unwrap_or(u32::MAX),
+                    derived: derived[s],
+                    competitors,
+                    findings,
+                },
+            ));
+        }
+        out.sort_by(|a, b| {
+            b.0.cmp(&a.0)
+                .then(b.1.total_cmp(&a.1))
+                .then_with(|| a.2.skill_path.cmp(&b.2.skill_path))
+        });
+        Ok(out.into_iter().map(|(_, _, a)| a).collect())
+    }
+
+    /// Search each request meant for skill `s` and count who wins or ties it.
+    fn search_requests(&self, s: usize, requests: &[String]) -> Searched {
+        let mut found = Searched {
+            tallies: Vec::new(),
+            wins: 0,
+            taken_by: Vec::new(),
+        };
+        let limit = AUDIT_HITS.max(self.config.max_results);
+        for (j, request) in requests.iter().enumerate() {
+            // A request `search` refuses is one nobody wins (derived ones always pass).
+            let Ok(hits) = self.scored(request, limit, false) else {
+                continue;
+            };
+            let scores: Vec<f64> = hits.iter().map(|h| h.score).collect();
+            let decision = route::decision(&self.config, &scores);
+            let own = hits.iter().position(|h| h.doc == s);
+            // This skill wins the request when it ranks first (or ties the first's score);
+            // else the first takes it.
+            match hits.first().filter(|h| h.score >= self.config.min_score) {
+                Some(top) if top.doc == s || own.is_some_and(|o| hits[o].score == top.score) => {
+                    found.wins += 1;
+                }
+                Some(top) => match found.taken_by.iter_mut().find(|(d, _)| *d == top.doc) {
+                    Some((_, k)) => *k += 1,
+                    None => found.taken_by.push((top.doc, 1)),
+                },
+                None => {}
+            }
+            // Its competitors on it: the skills that win it (score above this skill) or tie it
+            // (the router lists them as candidates of an ambiguous outcome).
+            let floor = own.map_or(self.config.min_score, |o| hits[o].score);
+            let mut rivals: Vec<usize> = (0..own.unwrap_or(hits.len()))
+                .filter(|&i| hits[i].score >= self.config.min_score && hits[i].score > floor)
+                .collect();
+            if let route::Decision::Ambiguous(candidates) = decision {
+                rivals.extend(candidates);
+            }
+            rivals.sort_unstable();
+            rivals.dedup();
+            for i in rivals {
+                let (d, score) = (hits[i].doc, hits[i].score);
+                if d == s {
+                    continue;
+                }
+                let t = match found.tallies.iter().position(|t| t.doc == d) {
+                    Some(i) => &mut found.tallies[i],
+                    None => {
+                        found.tallies.push(Tally {
+                            doc: d,
+                            count: 0,
+                            score_sum: 0.0,
+                            requests: Vec::new(),
+                        });
+                        found.tallies.last_mut().expect("just pushed")
+                    }
+                };
+                t.count += 1;
+                t.score_sum += score;
+                t.requests.push(u32::try_from(j).unwrap_or(u32::MAX));
+            }
+        }
+        found
+    }
+
+    /// The words of `t`'s requests both skills match and those only one of them matches,
+    /// weightiest first, from `explain` of each.
+    fn evidence(&self, s: usize, t: &Tally, requests: &[String]) -> (Vec<String>, Vec<String>) {
+        let mut shared: Vec<(String, f64)> = Vec::new();
+        let mut separating: Vec<(String, f64)> = Vec::new();
+        let add = |list: &mut Vec<(String, f64)>, word: &str, c: f64| match list
+            .iter_mut()
+            .find(|(w, _)| w == word)
+        {
+            Some((_, total)) => *total += c,
+            None => list.push((word.to_owned(), c)),
+        };
+        for &j in t.requests.iter().take(EVIDENCE_REQUESTS) {
+            let Some(request) = requests.get(j as usize) else {
+                continue;
+            };
+            let (Ok(own), Ok(other)) = (
+                self.explain(request, &self.docs[s].skill_path),
+                self.explain(request, &self.docs[t.doc].skill_path),
+            ) else {
+                continue;
+            };
+            let (own, other) = (explained_words(&own), explained_words(&other));
+            for (w, c) in &own {
+                match other.iter().find(|(o, _)| o == w) {
+                    Some((_, d)) => add(&mut shared, w, c + d),
+                    None => add(&mut separating, w, *c),
+                }
+            }
+            for (w, c) in &other {
+                if !own.iter().any(|(o, _)| o == w) {
+                    add(&mut separating, w, *c);
+                }
+            }
+        }
+        let words = |mut list: Vec<(String, f64)>| -> Vec<String> {
+            list.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            list.into_iter()
+                .take(EVIDENCE_WORDS)
+                .map(|(w, _)| w)
+                .collect()
+        };
+        (words(shared), words(separating))
+    }
+
+    fn unreachable(&self, asked: usize, taken_by: &[(usize, u32)]) -> AuditFinding {
+        let mut by: Vec<&(usize, u32)> = taken_by.iter().collect();
+        by.sort_by(|a, b| {
+            b.1.cmp(&a.1)
+                .then_with(|| self.docs[a.0].skill_path.cmp(&self.docs[b.0].skill_path))
+        });
+        let instead = by
+            .iter()
+            .take(NAMED_IN_MESSAGE)
+            .map(|(d, k)| format!("{} ({k})", self.docs[*d].skill_path))
+            .collect::<Vec<_>>();
+        let message = if instead.is_empty() {
+            format!(
+                "ranks first on none of the {asked} requests meant for it: no skill reaches the minimum score on them"
+            )
+        } else {
+            format!(
+                "ranks first on none of the {asked} requests meant for it; first instead: {}",
+                instead.join(", ")
+            )
+        };
+        AuditFinding {
+            kind: AuditFindingKind::Unreachable,
+            message,
+        }
+    }
+
+    fn hijacker(&self, victims: &[usize]) -> AuditFinding {
+        let mut names: Vec<&str> = victims
+            .iter()
+            .map(|&v| self.docs[v].skill_path.as_str())
+            .collect();
+        names.sort_unstable();
+        let more = names.len().saturating_sub(NAMED_IN_MESSAGE);
+        let mut named = names[..names.len().min(NAMED_IN_MESSAGE)].join(", ");
+        if more > 0 {
+            named.push_str(&format!(" and {more} more"));
+        }
+        AuditFinding {
+            kind: AuditFindingKind::Hijacker,
+            message: format!(
+                "ranks first on requests meant for {} other skills ({named}): over-broad; say in its description what it is not for",
+                victims.len()
+            ),
+        }
+    }
+
+    /// A finding on skill `s` when its description and `other`'s are near-identical.
+    fn duplicate(&self, s: usize, other: usize) -> Option<AuditFinding> {
+        let index = self.search_index.as_ref()?;
+        let similarity = term_similarity(
+            index.description_terms(s),
+            index.description_terms(other),
+        )?;
+        if similarity < DUPLICATE_SIMILARITY {
+            return None;
+        }
+        let root = |d: usize| {
+            self.roots
+                .get(self.metas[d].root as usize)
+                .map_or("", |r| r.name.as_str())
+        };
+        let (first, second) = if self.metas[s].root <= self.metas[other].root {
+            (s, other)
+        } else {
+            (other, s)
+        };
+        let roots = if self.metas[first].root == self.metas[second].root {
+            format!("both in root `{}`", root(first))
+        } else {
+            format!("roots `{}` and `{}`", root(first), root(second))
+        };
+        Some(AuditFinding {
+            kind: AuditFindingKind::Duplicate,
+            message: format!(
+                "description near-identical to {}'s ({:.0}% of their terms in common; {roots}): keep one, or say how they differ",
+                self.docs[other].skill_path,
+                similarity * 100.0
+            ),
+        })
+    }
+}
+
+/// The requests derived from a skill's text (see [`Index::audit_requests`]).
+fn derived_requests(doc: &SearchDoc) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |text: &str, max_words: usize, min_words: usize| {
+        let words: Vec<&str> = text.split_whitespace().take(max_words).collect();
+        if words.len() < min_words || out.len() >= MAX_DERIVED_REQUESTS {
+            return;
+        }
+        let request = words.join(" ");
+        if check_query(&request).is_ok() && !out.iter().any(|r| r.eq_ignore_ascii_case(&request))
+        {
+            out.push(request);
+        }
+    };
+    push(&doc.name.replace(['-', '_'], " "), SENTENCE_WORDS, 1);
+    push(&doc.description, DESCRIPTION_WORDS, 1);
+    for sentence in sentences(&doc.description) {
+        push(sentence, SENTENCE_WORDS, SENTENCE_MIN_WORDS);
+    }
+    // Short requests, as a search box gets them: the description in runs of 5 words.
+    let words: Vec<&str> = doc.description.split_whitespace().take(40).collect();
+    for window in words.chunks(5) {
+        push(&window.join(" "), 5, SENTENCE_MIN_WORDS);
+    }
+    push(&doc.keywords.join(" "), SENTENCE_WORDS, 1);
+    out
+}
+
+/// The sentences of a text: split after `.`, `!` or `?` followed by white space (not after an
+/// abbreviation with dots inside, such as `e.g.`), at `;` and at line breaks.
+fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut chars = text.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        let next_blank = chars.peek().is_none_or(|&(_, n)| n.is_whitespace());
+        let word = text[start..i].rsplit(char::is_whitespace).next().unwrap_or("");
+        let end = match c {
+            '.' => next_blank && !word.contains('.'),
+            '!' | '?' => next_blank,
+            ';' | '\n' => true,
+            _ => false,
+        };
+        if end {
+            let piece = text[start..i].trim();
+            if !piece.is_empty() {
+                out.push(piece);
+            }
+            start = i + c.len_utf8();
+        }
+    }
+    let rest = text[start..].trim();
+    if !rest.is_empty() {
+        out.push(rest);
+    }
+    out
+}
+
+/// Each request word `explain` credits, with its total contribution (a word matched through
+/// an expansion under the word as written; pairs left out: their words are counted alone).
+fn explained_words(e: &Explanation) -> Vec<(String, f64)> {
+    let mut out: Vec<(String, f64)> = Vec::new();
+    for t in &e.terms {
+        if t.term.ends_with(" (pair)") {
+            continue;
+        }
+        let word = t.term.split(" ~").next().unwrap_or_default().to_lowercase();
+        if word.is_empty() {
+            continue;
+        }
+        match out.iter_mut().find(|(w, _)| *w == word) {
+            Some((_, c)) => *c += t.contribution,
+            None => out.push((word, t.contribution)),
+        }
+    }
+    out
+}
+
+/// Share of distinct terms two term lists have in common (of their union); `None` when either
+/// has fewer than 3 distinct terms (too short to call near-identical).
+fn term_similarity(a: &[u32], b: &[u32]) -> Option<f64> {
+    let set = |t: &[u32]| {
+        let mut v = t.to_vec();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let (a, b) = (set(a), set(b));
+    if a.len() < 3 || b.len() < 3 {
+        return None;
+    }
+    let common = a.iter().filter(|t| b.binary_search(t).is_ok()).count();
+    Some(common as f64 / (a.len() + b.len() - common) as f64)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,215 @@
+//! The audit on small collections built for it: a skill another one always outranks
+//! (unreachable), the same skill in two roots (duplicate), an over-broad skill that ranks first
+//! on requests meant for many others (hijacker), and the report's order and evidence.
+
+use super::*;
+use crate::index::tests::Mem;
+
+fn skill(name: &str, description: &str) -> String {
+    format!("---\nname: {name}\ndescription: {description}\n---\n# {name}\n")
+}
+
+fn find<'a>(report: &'a [AuditSkill], path: &str) -> &'a AuditSkill {
+    report
+        .iter()
+        .find(|s| s.skill_path == path)
+        .unwrap_or_else(|| panic!("{path} audited"))
+}
+
+fn kinds(s: &AuditSkill) -> Vec<AuditFindingKind> {
+    s.findings.iter().map(|f| f.kind).collect()
+}
+
+/// Skills about different things, none of which competes much with the others.
+fn distinct() -> Vec<(String, String)> {
+    [
+        ("csv-cleaner", "Clean messy CSV spreadsheets, trim cells, fix delimiters."),
+        ("git-bisect", "Find the commit that introduced a regression with git bisect."),
+        ("docker-slim", "Shrink Docker images with multi-stage builds."),
+        ("regex-tester", "Write and test regular expressions against samples."),
+        ("sql-migrate", "Write reversible SQL schema migrations for PostgreSQL."),
+        ("pdf-forms", "Fill in PDF forms and flatten them for printing."),
+    ]
+    .iter()
+    .map(|(n, d)| (format!("{n}/SKILL.md"), skill(n, d)))
+    .collect()
+}
+
+fn mem(files: &[(String, String)]) -> Mem {
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, c)| (&**p, &**c)).collect();
+    Mem::default().root("skills", &files)
+}
+
+#[test]
+fn derived_requests_come_from_the_skills_own_text() {
+    let idx = mem(&[(
+        "pdf-forms/SKILL.md".into(),
+        "---\nname: pdf-forms\ndescription: Fill in PDF forms. Flatten them for printing, \
+         e.g. tax forms; keep a copy. Ok.\nkeywords: [pdf, acroform]\n---\n"
+            .into(),
+    )])
+    .index();
+    let requests = idx.audit_requests("pdf-forms").unwrap();
+    assert_eq!(
+        requests,
+        vec![
+            "pdf forms",
+            "Fill in PDF forms. Flatten them for printing, e.g. tax forms; keep a copy. Ok.",
+            "Fill in PDF forms",
+            "Flatten them for printing, e.g. tax forms",
+            "keep a copy",
+            "Fill in PDF forms. Flatten",
+            "them for printing, e.g. tax",
+            "forms; keep a copy. Ok.",
+            "pdf acroform",
+        ]
+    );
+    assert!(matches!(
+        idx.audit_requests("nope"),
+        Err(Error::NotFound(_))
+    ));
+    assert!(matches!(Index::default().audit(&[]), Err(Error::NotReady)));
+}
+
+#[test]
+fn distinct_skills_have_no_findings() {
+    let report = mem(&distinct()).index().audit(&[]).unwrap();
+    assert_eq!(report.len(), 6);
+    for s in &report {
+        assert!(s.findings.is_empty(), "{}: {:?}", s.skill_path, s.findings);
+        assert!(s.derived);
+        assert!(s.requests >= 2, "{}: {}", s.skill_path, s.requests);
+        for c in &s.competitors {
+            assert!(c.strength > 0.0 && c.strength <= 1.0);
+        }
+    }
+}
+
+#[test]
+fn a_skill_always_outranked_is_unreachable_and_its_rival_competes_with_the_evidence() {
+    let mut files = distinct();
+    files.push((
+        "convert/SKILL.md".into(),
+        skill("convert", "Convert files."),
+    ));
+    files.push((
+        "convert-files/SKILL.md".into(),
+        "---\nname: convert-files\ndescription: Convert files, convert files between formats, \
+         convert files in bulk.\nkeywords: [convert, convert files]\nwhen_to_use: convert files\n---\n"
+            .into(),
+    ));
+    let report = mem(&files).index().audit(&[]).unwrap();
+    let weak = find(&report, "convert");
+    assert_eq!(kinds(weak), vec![AuditFindingKind::Unreachable]);
+    assert!(
+        weak.findings[0].message.contains("first instead: convert-files"),
+        "{}",
+        weak.findings[0].message
+    );
+    let rival = &weak.competitors[0];
+    assert_eq!(rival.skill_path, "convert-files");
+    assert_eq!(rival.strength, 1.0);
+    assert!(rival.shared.contains(&"convert".to_string()), "{rival:?}");
+    // Worst first: the unreachable skill leads the report.
+    assert_eq!(report[0].skill_path, "convert");
+    assert!(find(&report, "convert-files").findings.is_empty());
+}
+
+#[test]
+fn the_same_skill_in_two_roots_is_a_duplicate_naming_both_roots() {
+    let description = "Fill in PDF forms and flatten them for printing or archiving.";
+    let idx = Mem::default()
+        .root("team-a", &[("pdf-forms/SKILL.md", &skill("pdf-forms", description))])
+        .root(
+            "team-b",
+            &[
+                ("forms-pdf/SKILL.md", &skill("forms-pdf", description)),
+                ("git-bisect/SKILL.md", &skill("git-bisect", "Find a bad commit with git bisect.")),
+            ],
+        )
+        .index();
+    let report = idx.audit(&[]).unwrap();
+    for (path, other) in [("pdf-forms", "forms-pdf"), ("forms-pdf", "pdf-forms")] {
+        let s = find(&report, path);
+        assert_eq!(kinds(s), vec![AuditFindingKind::Duplicate], "{path}");
+        let message = &s.findings[0].message;
+        assert!(message.contains(other), "{message}");
+        assert!(message.contains("roots `team-a` and `team-b`"), "{message}");
+        assert_eq!(s.competitors[0].skill_path, other);
+    }
+    assert!(find(&report, "git-bisect").findings.is_empty());
+}
+
+/// Six narrow skills that end with the same generic sentence, and one whose name and
+/// description are about exactly that: it takes that sentence from all six.
+pub(super) fn hijacked() -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = NARROW
+        .iter()
+        .map(|(n, d)| (format!("{n}/SKILL.md"), skill(n, d)))
+        .collect();
+    files.push((
+        "data-files/SKILL.md".into(),
+        "---\nname: data-files\ndescription: Works on data files.\nkeywords: [data, files, data files, works]\nwhen_to_use: works on data files\n---\n".into(),
+    ));
+    files
+}
+
+const NARROW: [(&str, &str); 6] = [
+    ("csv-tidy", "Clean CSV exports. Works on data files."),
+    ("json-pretty", "Format JSON payloads. Works on data files."),
+    ("yaml-lint", "Lint YAML manifests. Works on data files."),
+    ("xml-check", "Validate XML feeds. Works on data files."),
+    ("toml-edit", "Edit TOML settings. Works on data files."),
+    ("ini-parse", "Parse INI sections. Works on data files."),
+];
+
+#[test]
+fn a_skill_taking_the_requests_of_many_others_is_a_hijacker() {
+    let report = mem(&hijacked()).index().audit(&[]).unwrap();
+    let broad = find(&report, "data-files");
+    assert_eq!(kinds(broad), vec![AuditFindingKind::Hijacker]);
+    let message = &broad.findings[0].message;
+    assert!(
+        message.starts_with("ranks first on requests meant for 6 other skills (csv-tidy, ini-parse, json-pretty and 3 more)"),
+        "{message}"
+    );
+    for (n, _) in NARROW {
+        let s = find(&report, n);
+        assert!(s.findings.is_empty(), "{n}: {:?}", s.findings);
+        let top = &s.competitors[0];
+        assert_eq!(top.skill_path, "data-files", "{n}");
+        assert_eq!(top.strength, 0.2, "{n}: 1 of its 5 requests");
+        assert_eq!(top.shared, ["data", "files", "works"], "{n}");
+        assert!(top.separating.is_empty(), "{n}: {top:?}");
+        assert_eq!(s.competitors.len(), 1, "{n}: {:?}", s.competitors);
+    }
+    assert_eq!(report[0].skill_path, "data-files", "worst first");
+}
+
+#[test]
+fn given_requests_replace_the_derived_ones_and_unknown_skills_are_ignored() {
+    let idx = mem(&distinct()).index();
+    let given = [
+        SkillRequests {
+            skill_path: "pdf-forms".into(),
+            requests: vec![
+                "fill the tax form pdf".into(),
+                "clean up this csv export".into(),
+                " ".into(),
+            ],
+        },
+        SkillRequests {
+            skill_path: "not-here".into(),
+            requests: vec!["anything".into()],
+        },
+    ];
+    let report = idx.audit(&given).unwrap();
+    let s = find(&report, "pdf-forms");
+    assert!(!s.derived);
+    assert_eq!(s.requests, 2);
+    // The csv request is won by csv-cleaner: half of the requests meant for pdf-forms.
+    assert_eq!(s.competitors[0].skill_path, "csv-cleaner");
+    assert_eq!(s.competitors[0].strength, 0.5);
+    assert!(s.findings.is_empty());
+    assert_eq!(report.len(), 6);
+}
