@@ -89,7 +89,7 @@ fn audit_json_names_the_hijacker_the_unreachable_skill_and_the_duplicates() {
     let top: Vec<&String> = report.as_object().unwrap().keys().collect();
     assert_eq!(top, ["skills"]);
     let skills = report["skills"].as_array().unwrap();
-    assert_eq!(skills.len(), 12);
+    assert_eq!(skills.len(), 11);
     for s in skills {
         let mut keys: Vec<&String> = s.as_object().unwrap().keys().collect();
         keys.sort();
@@ -115,8 +115,19 @@ fn audit_json_names_the_hijacker_the_unreachable_skill_and_the_duplicates() {
 
     let broad = skill(&report, "data-files");
     assert!(kinds(broad).contains(&"hijacker"), "{broad:#}");
-    for n in ["csv-tidy", "json-pretty", "yaml-lint", "xml-check", "toml-edit", "ini-parse"] {
-        assert_eq!(skill(&report, n)["competitors"][0]["skill"], "data-files", "{n}");
+    for n in [
+        "csv-tidy",
+        "json-pretty",
+        "yaml-lint",
+        "xml-check",
+        "toml-edit",
+        "ini-parse",
+    ] {
+        assert_eq!(
+            skill(&report, n)["competitors"][0]["skill"],
+            "data-files",
+            "{n}"
+        );
     }
 
     let weak = skill(&report, "convert");
@@ -125,7 +136,10 @@ fn audit_json_names_the_hijacker_the_unreachable_skill_and_the_duplicates() {
     assert_eq!(rival["skill"], "convert-files");
     assert_eq!(rival["strength"], 1.0);
     assert!(
-        rival["shared"].as_array().unwrap().contains(&"convert".into()),
+        rival["shared"]
+            .as_array()
+            .unwrap()
+            .contains(&"convert".into()),
         "{rival}"
     );
 
@@ -150,7 +164,7 @@ fn audit_text_is_read_top_down_worst_first() {
     let text = stdout(&out);
     let first = text.lines().next().unwrap();
     assert!(
-        first.starts_with("audit of 12 skills")
+        first.starts_with("audit of 11 skills")
             && first.contains("1 unreachable")
             && first.contains("2 with a near-identical description"),
         "{text}"
@@ -162,7 +176,10 @@ fn audit_text_is_read_top_down_worst_first() {
     assert!(at("\nconvert  (") < at("\npdf-forms  ("));
     assert!(at("unreachable: ranks first on none") < at("duplicate: description"));
     assert!(at("duplicate: description") < at("hijacker: ranks first on requests meant for"));
-    assert!(text.contains("100%  convert-files  shared: convert"), "{text}");
+    assert!(
+        text.contains("100%  convert-files  shared: convert"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -204,7 +221,7 @@ fn audit_sees_what_the_caller_sees() {
     assert_eq!(local, run(&["--local"]));
     // A caller outside the group: the hidden skill is not reported, nor named as a duplicate.
     let other = run(&["--subject", "bob"]);
-    assert_eq!(paths(&other).len(), 11);
+    assert_eq!(paths(&other).len(), 10);
     assert!(!paths(&other).contains(&"forms-pdf".into()));
     assert!(kinds(skill(&other, "pdf-forms")).is_empty(), "{other:#}");
     assert!(!other.to_string().contains("forms-pdf"));

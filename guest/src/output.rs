@@ -507,7 +507,11 @@ pub fn audit_text(skills: &[crate::index::AuditSkill]) -> String {
             }
         ));
         for f in &s.findings {
-            out.push_str(&format!("  {}: {}\n", f.kind.as_str(), one_line(&f.message)));
+            out.push_str(&format!(
+                "  {}: {}\n",
+                f.kind.as_str(),
+                one_line(&f.message)
+            ));
         }
         for c in &s.competitors {
             let words = |label: &str, w: &[String]| {

@@ -28,11 +28,7 @@ pub fn decision(config: &EngineConfig, scores: &[f64]) -> Decision {
     let mut kept: Vec<usize> = (0..scores.len())
         .filter(|&i| scores[i] >= config.min_score && !scores[i].is_nan())
         .collect();
-    kept.sort_by(|&a, &b| {
-        scores[b]
-            .partial_cmp(&scores[a])
-            .unwrap_or(Ordering::Equal)
-    });
+    kept.sort_by(|&a, &b| scores[b].partial_cmp(&scores[a]).unwrap_or(Ordering::Equal));
     match kept.len() {
         0 => Decision::NoMatch,
         1 => Decision::Matched(kept[0]),

@@ -44,7 +44,6 @@ use skills_engine::walk::Child;
 
 use crate::index_cache::{self, FileStamp, ListingPrint};
 use crate::runtime::{AccessFinding, AccessRule, Caller, HiddenSkill};
-use crate::runtime::{AuditSkill, SkillRequests};
 use crate::runtime::{
     AssetInfo, AssetLocation, Catalogue, Diagnostic, DraftRanking, EngineConfig, EngineError,
     EngineErrorKind, Entry, Explanation, ExtensionSkill, FileData, FileReport, FileSource, Guest,
@@ -54,6 +53,7 @@ use crate::runtime::{
 };
 use crate::runtime::{EvalFile, EvalProblem, EvalQuery, SkillEval};
 use crate::single_flight::SingleFlight;
+use crate::runtime::{AuditSkill, SkillRequests};
 
 /// Default largest asset served (`assets.max_size_bytes`).
 pub const DEFAULT_MAX_ASSET_BYTES: u64 = 1024 * 1024;

@@ -46,11 +46,11 @@ pub use bindings::skills_mcp::engine::types::{
 
 use bindings::SkillsEngine;
 use bindings::SkillsEnginePre;
-pub use bindings::exports::skills_mcp::engine::engine::{DraftRanking, SkillCheck};
 pub use bindings::exports::skills_mcp::engine::engine::{
     EvalFile, EvalOutcome, EvalProblem, EvalQuery, EvalResult, EvalSplit, SkillEval,
     AuditCompetitor, AuditFinding, AuditFindingKind, AuditSkill, SkillRequests,
 };
+pub use bindings::exports::skills_mcp::engine::engine::{DraftRanking, SkillCheck};
 
 impl Default for EngineConfig {
     /// The engine crate's defaults ([`skills_engine::model::EngineConfig::DEFAULT`]).

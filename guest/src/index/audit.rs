@@ -207,7 +207,11 @@ impl Index {
                 b.count
                     .cmp(&a.count)
                     .then(b.score_sum.total_cmp(&a.score_sum))
-                    .then_with(|| self.docs[a.doc].skill_path.cmp(&self.docs[b.doc].skill_path))
+                    .then_with(|| {
+                        self.docs[a.doc]
+                            .skill_path
+                            .cmp(&self.docs[b.doc].skill_path)
+                    })
             });
             tallies.truncate(MAX_COMPETITORS);
             let competitors: Vec<AuditCompetitor> = tallies
@@ -403,10 +407,8 @@ impl Index {
     /// A finding on skill `s` when its description and `other`'s are near-identical.
     fn duplicate(&self, s: usize, other: usize) -> Option<AuditFinding> {
         let index = self.search_index.as_ref()?;
-        let similarity = term_similarity(
-            index.description_terms(s),
-            index.description_terms(other),
-        )?;
+        let similarity =
+            term_similarity(index.description_terms(s), index.description_terms(other))?;
         if similarity < DUPLICATE_SIMILARITY {
             return None;
         }
@@ -445,8 +447,7 @@ fn derived_requests(doc: &SearchDoc) -> Vec<String> {
             return;
         }
         let request = words.join(" ");
-        if check_query(&request).is_ok() && !out.iter().any(|r| r.eq_ignore_ascii_case(&request))
-        {
+        if check_query(&request).is_ok() && !out.iter().any(|r| r.eq_ignore_ascii_case(&request)) {
             out.push(request);
         }
     };
@@ -472,7 +473,10 @@ fn sentences(text: &str) -> Vec<&str> {
     let mut chars = text.char_indices().peekable();
     while let Some((i, c)) = chars.next() {
         let next_blank = chars.peek().is_none_or(|&(_, n)| n.is_whitespace());
-        let word = text[start..i].rsplit(char::is_whitespace).next().unwrap_or("");
+        let word = text[start..i]
+            .rsplit(char::is_whitespace)
+            .next()
+            .unwrap_or("");
         let end = match c {
             '.' => next_blank && !word.contains('.'),
             '!' | '?' => next_blank,

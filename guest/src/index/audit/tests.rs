@@ -23,12 +23,30 @@ fn kinds(s: &AuditSkill) -> Vec<AuditFindingKind> {
 /// Skills about different things, none of which competes much with the others.
 fn distinct() -> Vec<(String, String)> {
     [
-        ("csv-cleaner", "Clean messy CSV spreadsheets, trim cells, fix delimiters."),
-        ("git-bisect", "Find the commit that introduced a regression with git bisect."),
-        ("docker-slim", "Shrink Docker images with multi-stage builds."),
-        ("regex-tester", "Write and test regular expressions against samples."),
-        ("sql-migrate", "Write reversible SQL schema migrations for PostgreSQL."),
-        ("pdf-forms", "Fill in PDF forms and flatten them for printing."),
+        (
+            "csv-cleaner",
+            "Clean messy CSV spreadsheets, trim cells, fix delimiters.",
+        ),
+        (
+            "git-bisect",
+            "Find the commit that introduced a regression with git bisect.",
+        ),
+        (
+            "docker-slim",
+            "Shrink Docker images with multi-stage builds.",
+        ),
+        (
+            "regex-tester",
+            "Write and test regular expressions against samples.",
+        ),
+        (
+            "sql-migrate",
+            "Write reversible SQL schema migrations for PostgreSQL.",
+        ),
+        (
+            "pdf-forms",
+            "Fill in PDF forms and flatten them for printing.",
+        ),
     ]
     .iter()
     .map(|(n, d)| (format!("{n}/SKILL.md"), skill(n, d)))
@@ -102,7 +120,9 @@ fn a_skill_always_outranked_is_unreachable_and_its_rival_competes_with_the_evide
     let weak = find(&report, "convert");
     assert_eq!(kinds(weak), vec![AuditFindingKind::Unreachable]);
     assert!(
-        weak.findings[0].message.contains("first instead: convert-files"),
+        weak.findings[0]
+            .message
+            .contains("first instead: convert-files"),
         "{}",
         weak.findings[0].message
     );
@@ -119,12 +139,18 @@ fn a_skill_always_outranked_is_unreachable_and_its_rival_competes_with_the_evide
 fn the_same_skill_in_two_roots_is_a_duplicate_naming_both_roots() {
     let description = "Fill in PDF forms and flatten them for printing or archiving.";
     let idx = Mem::default()
-        .root("team-a", &[("pdf-forms/SKILL.md", &skill("pdf-forms", description))])
+        .root(
+            "team-a",
+            &[("pdf-forms/SKILL.md", &skill("pdf-forms", description))],
+        )
         .root(
             "team-b",
             &[
                 ("forms-pdf/SKILL.md", &skill("forms-pdf", description)),
-                ("git-bisect/SKILL.md", &skill("git-bisect", "Find a bad commit with git bisect.")),
+                (
+                    "git-bisect/SKILL.md",
+                    &skill("git-bisect", "Find a bad commit with git bisect."),
+                ),
             ],
         )
         .index();
