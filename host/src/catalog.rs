@@ -51,9 +51,9 @@ use crate::runtime::{
     RuntimeOptions, SearchHit, ServedSkillMd, Severity, SizeError, SkillCheck, SkillInfo,
     SkillSummary, TreeNode, WalkPolicy,
 };
+use crate::runtime::{AuditSkill, SkillRequests};
 use crate::runtime::{EvalFile, EvalProblem, EvalQuery, SkillEval};
 use crate::single_flight::SingleFlight;
-use crate::runtime::{AuditSkill, SkillRequests};
 
 /// Default largest asset served (`assets.max_size_bytes`).
 pub const DEFAULT_MAX_ASSET_BYTES: u64 = 1024 * 1024;

@@ -47,8 +47,8 @@ pub use bindings::skills_mcp::engine::types::{
 use bindings::SkillsEngine;
 use bindings::SkillsEnginePre;
 pub use bindings::exports::skills_mcp::engine::engine::{
-    EvalFile, EvalOutcome, EvalProblem, EvalQuery, EvalResult, EvalSplit, SkillEval,
-    AuditCompetitor, AuditFinding, AuditFindingKind, AuditSkill, SkillRequests,
+    AuditCompetitor, AuditFinding, AuditFindingKind, AuditSkill, EvalFile, EvalOutcome,
+    EvalProblem, EvalQuery, EvalResult, EvalSplit, SkillEval, SkillRequests,
 };
 pub use bindings::exports::skills_mcp::engine::engine::{DraftRanking, SkillCheck};
 
