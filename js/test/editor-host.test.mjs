@@ -139,6 +139,8 @@ test('skills-mcp editor in headless Chromium: open, edit, rank, save', { skip, t
     writeFileSync(join(root, 'data/csv/SKILL.md'), theirs);
     await page.focus('#source');
     await page.keyboard.type(' Also trims cells.');
+    // The first save keeps its button disabled until its refresh of the page has finished.
+    await page.waitForFunction(() => !document.getElementById('save').disabled);
     await page.click('#save');
     await page.waitForFunction(() => document.getElementById('save-error').textContent.includes('changed on disk'));
     assert.equal(readFileSync(join(root, 'data/csv/SKILL.md'), 'utf8'), theirs);

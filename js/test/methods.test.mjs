@@ -304,6 +304,27 @@ test('trigger evals: parseEvalQueries, evalFile, evalFiles, evaluate, evaluateDr
   assert.ok(other.passed < e.passed, JSON.stringify(other.queries.filter((q) => !q.passed)));
 });
 
+test('audit: audit, auditRequests (a skill\'s own requests, or the ones given)', async () => {
+  const { index } = await bundled();
+  const report = index.audit();
+  const paths = report.map((s) => s.skillPath);
+  assert.ok(paths.includes('ui/react/forms'), JSON.stringify(paths));
+  assert.equal(new Set(paths).size, paths.length);
+  const own = index.auditRequests('ui/react/forms');
+  assert.ok(own.length > 0);
+  const forms = report.find((s) => s.skillPath === 'ui/react/forms');
+  assert.equal(forms.derived, true);
+  assert.equal(forms.requests, own.length);
+  for (const c of forms.competitors) {
+    assert.ok(c.strength > 0 && c.strength <= 1, JSON.stringify(c));
+    assert.notEqual(c.skillPath, 'ui/react/forms');
+  }
+  const given = index.audit([{ skillPath: 'ui/react/forms', requests: ['write a commit message'] }]);
+  const g = given.find((s) => s.skillPath === 'ui/react/forms');
+  assert.equal(g.derived, false);
+  assert.equal(g.requests, 1);
+});
+
 test('every method and property of the package types is called in this file', () => {
   const mine = readFileSync(fileURLToPath(import.meta.url), 'utf8');
   const names = new Set();
