@@ -142,7 +142,10 @@ test('skills-mcp editor in headless Chromium: open, edit, rank, save', { skip, t
     // The first save keeps its button disabled until its refresh of the page has finished.
     await page.waitForFunction(() => !document.getElementById('save').disabled);
     await page.click('#save');
-    await page.waitForFunction(() => document.getElementById('save-error').textContent.includes('changed on disk'));
+    await page.waitForFunction(() => document.getElementById('save-error').textContent !== ''
+      || document.getElementById('save-state').textContent.startsWith('saved ('), { timeout: 90_000 });
+    const said = await page.$eval('#save-error', (e) => e.textContent);
+    assert.match(said, /changed on disk/, `${said} | ${await page.$eval('#save-state', (e) => e.textContent)} | ${log.join(" / ")}`);
     assert.equal(readFileSync(join(root, 'data/csv/SKILL.md'), 'utf8'), theirs);
 
     // The API without the secret, from the page itself: refused.
