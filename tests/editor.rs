@@ -2,7 +2,8 @@
 //! files open, the API behind the per-run secret and the Host/Origin guard, saves through the
 //! sandbox (outside the root, through a symlink, a script, an asset, stale, too large,
 //! read-only roots refused; a good save replaces the file atomically and `skills-mcp search`
-//! ranks the new text).
+//! ranks the new text, and a running `serve` on the same root picks the save up through its
+//! watcher).
 
 use std::io::{BufRead as _, BufReader};
 use std::path::Path;
@@ -519,4 +520,62 @@ fn editor_runs_eval_queries_on_the_draft_and_saves_them() {
     let report = stdout_json(&o);
     assert_eq!(report["skills"][0]["skill"], "data/csv", "{report}");
     assert_eq!(report["skills"][0]["total"], 2, "{report}");
+}
+
+/// A running `skills-mcp serve` (the real binary over stdio, through an rmcp client) on the same
+/// root as the editor picks a saved description up through its watcher: `search_skills` ranks the
+/// skill for words only the saved text has.
+#[test]
+fn a_running_server_picks_up_an_editor_save() {
+    use rmcp::ServiceExt as _;
+    use rmcp::transport::TokioChildProcess;
+
+    use crate::mcp::{Client, call, ok};
+
+    let root = skills_tree();
+    let editor = Editor::start(&[root.path()], &[]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let home = TempDir::new().unwrap();
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_skills-mcp"));
+        cmd.args(["--no-default-roots", "--root"])
+            .arg(root.path())
+            .current_dir(home.path())
+            .env("HOME", home.path())
+            .env("XDG_STATE_HOME", home.path().join("state"))
+            .env_remove("SKILLS_DIR");
+        let client = Client::default()
+            .serve(TokioChildProcess::new(cmd).unwrap())
+            .await
+            .expect("initialize");
+        let query = json!({"query": "astronomy telescope star charts"});
+        let first = |v: &Value| v["results"][0]["skill_path"].as_str().map(str::to_owned);
+        let before = ok(call(&client, "search_skills", query.clone()).await);
+        assert_ne!(first(&before).as_deref(), Some("data/csv"), "{before}");
+
+        let opened = body_json(&editor.file(0, "data/csv/SKILL.md"));
+        let saved = agent_skill_md(
+            "csv",
+            "Draw astronomy star charts for a telescope session",
+            "Use a planisphere.",
+        );
+        let a = editor.save(0, "data/csv/SKILL.md", &saved, opened["digest"].as_str());
+        assert_eq!(a.status, 200, "{a:?}\n{}", editor.log());
+        assert_eq!(
+            std::fs::read_to_string(root.path().join("data/csv/SKILL.md")).unwrap(),
+            saved
+        );
+
+        // The watcher debounces, then rebuilds: ask until the server ranks the saved text.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let after = loop {
+            let v = ok(call(&client, "search_skills", query.clone()).await);
+            if first(&v).as_deref() == Some("data/csv") || std::time::Instant::now() > deadline {
+                break v;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        };
+        assert_eq!(first(&after).as_deref(), Some("data/csv"), "{after}");
+        client.cancel().await.unwrap();
+    });
 }
