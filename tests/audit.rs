@@ -232,3 +232,86 @@ fn audit_sees_what_the_caller_sees() {
     let out = audit(&main, &team, &["--local", "--subject", "x"]);
     assert_exit(&out, 2);
 }
+
+/// A skill's eval queries are the requests meant for it (its `should_trigger: true` ones only):
+/// one of them is won by another skill, which becomes its competitor, although nothing in its
+/// own text would have named it. A malformed eval file is a located warning, and that skill's
+/// requests are derived from its text.
+#[test]
+fn audit_takes_a_skills_eval_queries_as_its_requests() {
+    let eval = r#"[
+        {"query": "draw a bar chart from my spreadsheet columns", "should_trigger": true},
+        {"query": "plot line charts of spreadsheet columns", "should_trigger": true},
+        {"query": "fill in PDF forms", "should_trigger": false}
+    ]"#;
+    let root = tree(&[
+        (
+            "pdf-forms/SKILL.md",
+            &agent_skill_md("pdf-forms", PDF, "# Use"),
+        ),
+        ("pdf-forms/evals/eval_queries.json", eval),
+        (
+            "chart-maker/SKILL.md",
+            &agent_skill_md(
+                "chart-maker",
+                "Draw bar charts and line charts from spreadsheet columns.",
+                "# Use",
+            ),
+        ),
+        (
+            "broken/SKILL.md",
+            &agent_skill_md(
+                "broken",
+                "Rename photos by the date they were taken.",
+                "# Use",
+            ),
+        ),
+        ("broken/evals/eval_queries.json", r#"[{"query": 3}]"#),
+    ]);
+    let run = |extra: &[&str]| {
+        bin()
+            .args(["--no-default-roots", "--root"])
+            .arg(root.path())
+            .arg("audit")
+            .args(extra)
+            .output()
+            .expect("run skills-mcp audit")
+    };
+    let out = run(&["--json"]);
+    assert_exit(&out, 0);
+    let report = json(&out);
+    let pdf = skill(&report, "pdf-forms");
+    let rival = &pdf["competitors"][0];
+    assert_eq!(rival["skill"], "chart-maker", "{pdf:#}");
+    // Both requests meant for it (the `should_trigger: false` one is not) go to the other.
+    assert_eq!(rival["strength"], 1.0, "{pdf:#}");
+    assert!(
+        rival["shared"].as_array().unwrap().is_empty()
+            && rival["separating"]
+                .as_array()
+                .unwrap()
+                .contains(&"spreadsheet".into()),
+        "{rival}"
+    );
+    assert_eq!(kinds(pdf), ["unreachable"], "{pdf:#}");
+    // The malformed file: located, named, and the skill still audited from its own text.
+    let err = stderr(&out);
+    let file = root.path().join("broken/evals/eval_queries.json");
+    assert!(
+        err.contains(&format!("warning: {}: entry 0:", file.display()))
+            && err.contains("skill broken; its audit requests are derived from its text"),
+        "{err}"
+    );
+    assert!(
+        skill(&report, "broken")["findings"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let text = stdout(&run(&[]));
+    assert!(
+        text.starts_with("audit of 3 skills (1 with eval queries, 2 with requests derived")
+            && text.contains("\npdf-forms  (2 requests, its eval queries)"),
+        "{text}"
+    );
+}

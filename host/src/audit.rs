@@ -1,8 +1,8 @@
 //! `skills-mcp audit`: collection health (issue 39, part 2). For every skill the caller sees,
 //! the skills that win or tie the requests meant for it and the findings (unreachable skills,
 //! near-identical descriptions, over-broad "hijackers"), worst first. The audit is the
-//! engine's (`index.audit`, over the caller's view); this verb opens the roots as `serve` does
-//! and prints the answer.
+//! engine's (`index.audit`, over the caller's view); this verb opens the roots as `serve` does,
+//! hands it each skill's eval queries (read and parsed as `eval` does) and prints the answer.
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -12,6 +12,7 @@ use clap::Args;
 
 use crate::catalog::Catalog;
 use crate::config::Config;
+use crate::runtime::SkillRequests;
 
 /// `skills-mcp audit`.
 #[derive(Debug, Args)]
@@ -30,6 +31,41 @@ pub struct AuditArgs {
 /// minute for 50,000 skills), where the engine's usual limit is meant for serving one request.
 pub const AUDIT_CALL_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 
+/// The requests meant for each skill that has an eval file: its `should_trigger: true` queries
+/// (read and parsed as `eval` does). A file that cannot be read or is malformed is a located
+/// warning on stderr, and that skill's requests are derived from its text. A skill hidden from
+/// the caller is left to the engine, which ignores requests for skills not in the view.
+fn eval_requests(catalog: &Catalog) -> anyhow::Result<Vec<SkillRequests>> {
+    let mut out = Vec::new();
+    for f in crate::eval::every_eval_file(catalog)? {
+        let parsed = match f.bytes {
+            Ok(b) => crate::eval::parse(catalog, &b)?,
+            Err(messages) => Err(messages),
+        };
+        match parsed {
+            Ok(queries) => out.push(SkillRequests {
+                skill_path: f.skill,
+                requests: queries
+                    .into_iter()
+                    .filter(|q| q.should_trigger)
+                    .map(|q| q.query)
+                    .collect(),
+            }),
+            Err(messages) => {
+                for m in messages {
+                    eprintln!(
+                        "skills-mcp: warning: {}: {} (skill {}; its audit requests are derived from its text)",
+                        crate::logsafe::Escaped(&f.file),
+                        crate::logsafe::Escaped(&m),
+                        f.skill
+                    );
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Audit what the caller sees and print the report.
 pub fn run(catalog: &Catalog, config: &Config, args: &AuditArgs) -> anyhow::Result<ExitCode> {
     crate::access::apply(catalog, &config.access)?;
@@ -37,7 +73,7 @@ pub fn run(catalog: &Catalog, config: &Config, args: &AuditArgs) -> anyhow::Resu
         crate::access::check::caller(&args.caller, config, crate::cli::DefaultCaller::Local)?;
     let skills: Vec<_> = catalog
         .view_as(caller)
-        .audit(&[])?
+        .audit(&eval_requests(catalog)?)?
         .into_iter()
         .map(crate::output::audit_skill)
         .collect();

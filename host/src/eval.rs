@@ -89,7 +89,7 @@ pub fn run(catalog: &Catalog, config: &Config, args: &EvalArgs) -> anyhow::Resul
     };
     let view = catalog.view_as(caller);
     // (skill path, file shown, bytes or why not)
-    let mut files: Vec<(String, String, Result<Vec<u8>, String>)> = Vec::new();
+    let mut files: Vec<(String, String, Result<Vec<u8>, Vec<String>>)> = Vec::new();
     if let Some(given) = &args.skill {
         let [skill, file] = given.as_slice() else {
             anyhow::bail!("--skill takes a skill path and a file");
@@ -105,15 +105,8 @@ pub fn run(catalog: &Catalog, config: &Config, args: &EvalArgs) -> anyhow::Resul
         };
         files.push((skill, file.clone(), Ok(bytes)));
     } else {
-        for f in catalog.eval_files()? {
-            let shown = catalog.roots().get(f.root as usize).map_or_else(
-                || f.path.clone(),
-                |r| r.path.join(&f.path).display().to_string(),
-            );
-            let bytes = catalog
-                .read_file(f.root, &f.path, skills_engine::evals::MAX_EVAL_FILE_BYTES)
-                .map_err(|e| format!("{e:#}"));
-            files.push((f.skill_path, shown, bytes));
+        for f in every_eval_file(catalog)? {
+            files.push((f.skill, f.file, f.bytes));
         }
     }
     let mut report = Report::default();
@@ -122,26 +115,19 @@ pub fn run(catalog: &Catalog, config: &Config, args: &EvalArgs) -> anyhow::Resul
             report.hidden.push(skill);
             continue;
         }
-        let bytes = match bytes {
-            Ok(b) => b,
-            Err(message) => {
-                report.problems.push(Problem {
-                    skill,
-                    file,
-                    message,
-                });
-                continue;
-            }
+        let parsed = match bytes {
+            Ok(b) => parse(catalog, &b)?,
+            Err(messages) => Err(messages),
         };
-        let queries: Vec<EvalQuery> = match catalog.parse_eval_queries(&bytes)? {
+        let queries = match parsed {
             Ok(q) => q,
-            Err(problems) => {
+            Err(messages) => {
                 report
                     .problems
-                    .extend(problems.into_iter().map(|p| Problem {
+                    .extend(messages.into_iter().map(|message| Problem {
                         skill: skill.clone(),
                         file: file.clone(),
-                        message: located(&p),
+                        message,
                     }));
                 continue;
             }
@@ -184,6 +170,49 @@ pub fn run(catalog: &Catalog, config: &Config, args: &EvalArgs) -> anyhow::Resul
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// One skill's eval file, read (not yet parsed).
+pub(crate) struct ReadEvalFile {
+    pub skill: String,
+    /// The file as shown in messages (its root joined with its path).
+    pub file: String,
+    /// Its bytes, or why it could not be read.
+    pub bytes: Result<Vec<u8>, Vec<String>>,
+}
+
+/// Every skill's eval file where the engine says it is (`index.eval-files`), read through the
+/// catalog with the eval file's size cap: the one reader of `eval` and `audit`.
+pub(crate) fn every_eval_file(catalog: &Catalog) -> anyhow::Result<Vec<ReadEvalFile>> {
+    Ok(catalog
+        .eval_files()?
+        .into_iter()
+        .map(|f| {
+            let file = catalog.roots().get(f.root as usize).map_or_else(
+                || f.path.clone(),
+                |r| r.path.join(&f.path).display().to_string(),
+            );
+            let bytes = catalog
+                .read_file(f.root, &f.path, skills_engine::evals::MAX_EVAL_FILE_BYTES)
+                .map_err(|e| vec![format!("{e:#}")]);
+            ReadEvalFile {
+                skill: f.skill_path,
+                file,
+                bytes,
+            }
+        })
+        .collect())
+}
+
+/// Parse an eval file with the engine's `parse-eval-queries`: its queries, or every problem,
+/// located (`entry 3: ...`, `line 2, column 5: ...`).
+pub(crate) fn parse(
+    catalog: &Catalog,
+    bytes: &[u8],
+) -> anyhow::Result<Result<Vec<EvalQuery>, Vec<String>>> {
+    Ok(catalog
+        .parse_eval_queries(bytes)?
+        .map_err(|problems| problems.iter().map(located).collect()))
 }
 
 /// Read a file given on the command line, refusing one larger than an eval file may be.
