@@ -88,8 +88,7 @@ pub fn run(catalog: &Catalog, config: &Config, args: &EvalArgs) -> anyhow::Resul
         BTreeSet::new()
     };
     let view = catalog.view_as(caller);
-    // (skill path, file shown, bytes or why not)
-    let mut files: Vec<(String, String, Result<Vec<u8>, Vec<String>>)> = Vec::new();
+    let mut files: Vec<ReadEvalFile> = Vec::new();
     if let Some(given) = &args.skill {
         let [skill, file] = given.as_slice() else {
             anyhow::bail!("--skill takes a skill path and a file");
@@ -103,14 +102,16 @@ pub fn run(catalog: &Catalog, config: &Config, args: &EvalArgs) -> anyhow::Resul
                 return Ok(ExitCode::from(crate::cli::EXIT_USAGE));
             }
         };
-        files.push((skill, file.clone(), Ok(bytes)));
+        files.push(ReadEvalFile {
+            skill,
+            file: file.clone(),
+            bytes: Ok(bytes),
+        });
     } else {
-        for f in every_eval_file(catalog)? {
-            files.push((f.skill, f.file, f.bytes));
-        }
+        files = every_eval_file(catalog)?;
     }
     let mut report = Report::default();
-    for (skill, file, bytes) in files {
+    for ReadEvalFile { skill, file, bytes } in files {
         if hidden.contains(&skill) {
             report.hidden.push(skill);
             continue;
