@@ -10,8 +10,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use skills_mcp::git::{
-    GitConfig, GitSourceConfig, GitSync, LocalSourceConfig, SourceConfig, reindex_fn,
+use skills_mcp::sources::{
+    GitConfig, GitSourceConfig, LocalSourceConfig, SourceConfig, Sources, reindex_fn,
 };
 use tempfile::TempDir;
 
@@ -28,9 +28,9 @@ fn git_config(content: &Path) -> GitConfig {
     }
 }
 
-fn sync_for(url: &str, content: &Path) -> Arc<GitSync> {
+fn sync_for(url: &str, content: &Path) -> Arc<Sources> {
     Arc::new(
-        GitSync::new(
+        Sources::new(
             &[SourceConfig::Git(GitSourceConfig::new(url))],
             &git_config(content),
             |_| None,
@@ -40,7 +40,7 @@ fn sync_for(url: &str, content: &Path) -> Arc<GitSync> {
 }
 
 /// A reindex callback that counts `SKILL.md` files below each root and counts its calls.
-fn counting_reindex(sync: &GitSync) -> Arc<AtomicUsize> {
+fn counting_reindex(sync: &Sources) -> Arc<AtomicUsize> {
     let calls = Arc::new(AtomicUsize::new(0));
     let c = calls.clone();
     sync.set_reindex(reindex_fn(move |roots| {
@@ -67,7 +67,7 @@ fn count_named(dir: &Path, name: &str) -> usize {
         .sum()
 }
 
-fn root(sync: &GitSync) -> PathBuf {
+fn root(sync: &Sources) -> PathBuf {
     sync.roots()[0].path.clone()
 }
 
@@ -321,7 +321,7 @@ async fn failed_first_clone_leaves_the_other_roots_served() {
     let missing = tmp.path().join("later.git");
     let url = format!("file://{}", missing.display());
     let sync = Arc::new(
-        GitSync::new(
+        Sources::new(
             &[
                 SourceConfig::Local(LocalSourceConfig {
                     path: local.clone(),
@@ -362,7 +362,7 @@ async fn failed_first_clone_leaves_the_other_roots_served() {
     // The path is known without any I/O (configuration resolves roots with it).
     let cfg = GitSourceConfig::new(&url);
     assert_eq!(
-        skills_mcp::git::root_path(&git_config(&tmp.path().join("content")), &cfg),
+        skills_mcp::sources::root_path(&git_config(&tmp.path().join("content")), &cfg),
         roots[1].path
     );
 }
@@ -378,7 +378,7 @@ async fn missing_branch_and_subpath_are_clear_errors() {
     sub.subpath = Some("nope".into());
     let mut good = GitSourceConfig::new(remote.url());
     good.subpath = Some("docs".into());
-    let sync = GitSync::new(
+    let sync = Sources::new(
         &[on_dev, sub, good].map(SourceConfig::Git),
         &git_config(content.path()),
         |_| None,
@@ -535,7 +535,7 @@ async fn a_token_never_shows() {
     let mut source = GitSourceConfig::new(&url);
     source.token_env = Some("MY_SKILLS_TOKEN".into());
     let sync = Arc::new(
-        GitSync::new(
+        Sources::new(
             &[SourceConfig::Git(source)],
             &git_config(content.path()),
             |k| (k == "MY_SKILLS_TOKEN").then(|| TOKEN.to_owned()),
@@ -698,9 +698,9 @@ fn source_configuration() {
     // The same repository twice is refused; two branches of it are two sources.
     let a = GitSourceConfig::new("file:///x.git");
     let mut b = a.clone();
-    assert!(GitSync::new(&[a.clone(), b.clone()].map(SourceConfig::Git), &d, |_| None).is_err());
+    assert!(Sources::new(&[a.clone(), b.clone()].map(SourceConfig::Git), &d, |_| None).is_err());
     b.branch = "other".into();
-    let two = GitSync::new(&[a, b].map(SourceConfig::Git), &d, |_| None).unwrap();
+    let two = Sources::new(&[a, b].map(SourceConfig::Git), &d, |_| None).unwrap();
     let dirs = two.checkout_dirs();
     assert_ne!(dirs[0], dirs[1]);
     assert!(
@@ -1033,7 +1033,7 @@ fn configuration_resolves_git_roots() {
     for (root, source) in loaded.roots.iter().zip(&git) {
         assert_eq!(
             root.path,
-            skills_mcp::git::root_path(&loaded.config.git, source)
+            skills_mcp::sources::root_path(&loaded.config.git, source)
         );
         assert!(root.path.starts_with(tmp.path().join("content")));
     }

@@ -923,9 +923,13 @@ async fn http_sessions_get_skill_findings_but_never_another_clients_requests() {
             assert!(!text.contains(secret_query), "{m:?}");
             let logger = m.logger.as_deref().unwrap_or_default();
             assert!(
-                ["skills_mcp::mcp", "skills_mcp::git", "skills_mcp::catalog"]
-                    .iter()
-                    .any(|t| logger.starts_with(t)),
+                [
+                    "skills_mcp::mcp",
+                    "skills_mcp::sources",
+                    "skills_mcp::catalog"
+                ]
+                .iter()
+                .any(|t| logger.starts_with(t)),
                 "{m:?}"
             );
         }

@@ -19,6 +19,7 @@ mod inputs;
 mod install;
 mod logs;
 mod mcp;
+mod oci;
 mod protocol;
 mod runtime;
 mod scripts;

@@ -435,7 +435,7 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         || flags.public_without_auth
         || !flags.allowed_hosts.is_empty()
         || !flags.allowed_origins.is_empty();
-    let (mut loaded, git) = load(global, true)?;
+    let (mut loaded, git) = load(global, Some(crate::sources::Fetch::Always))?;
     let (usage_db, metrics_listen) = (args.usage_db.clone(), args.metrics_listen.clone());
     let overrides = Arc::new(move |config: &mut crate::config::Config| {
         if let Some(store) = &usage_db {
@@ -477,24 +477,26 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
 
 /// The configuration every verb uses, as `serve` does: defaults < each root's `config.yaml` <
 /// `--config FILE` < environment < flags, with the roots it resolves (standard folders,
-/// `sources`, `SKILLS_DIR`, `--root`; the bundled folder when none). Git sources are cloned or
-/// fetched first when `sync_git` (their cache is used when the network is down), so their skills
-/// are searchable from the shell too.
+/// `sources`, `SKILLS_DIR`, `--root`; the bundled folder when none). Remote sources (git, OCI)
+/// are fetched first as `fetch` says (`serve`: always; the one-shot verbs: only a source with no
+/// snapshot on disk yet; their cache is used when the network is down), so their skills are
+/// searchable from the shell too; `None`: not at all.
 fn load(
     global: &GlobalArgs,
-    sync_git: bool,
+    fetch: Option<crate::sources::Fetch>,
 ) -> anyhow::Result<(
     crate::config::Loaded,
-    Option<std::sync::Arc<crate::git::GitSync>>,
+    Option<std::sync::Arc<crate::sources::Sources>>,
 )> {
     let options = load_options(global);
     let mut loaded = crate::config::load(&options)?;
     // Git sources are cloned or fetched before indexing; then their config.yaml exists to read.
-    let git = if sync_git {
-        crate::git::start_blocking(
-            loaded.config.sources.git_sources(),
+    let git = if let Some(fetch) = fetch {
+        crate::sources::start_blocking(
+            loaded.config.sources.remote_sources(),
             &loaded.config.git,
             loaded.config.github_token.clone(),
+            fetch,
         )?
     } else {
         None
@@ -522,7 +524,7 @@ fn open(
         let (catalog, loaded) = open_loaded(global)?;
         return Ok((catalog, loaded.config));
     }
-    let (loaded, _git) = load(global, false)?;
+    let (loaded, _git) = load(global, None)?;
     for warning in &loaded.warnings {
         tracing::warn!("{}", crate::logsafe::Escaped(warning));
     }
@@ -542,7 +544,7 @@ fn open_loaded_with(
     global: &GlobalArgs,
     adjust: impl FnOnce(&mut crate::catalog::CatalogOptions),
 ) -> anyhow::Result<(Catalog, crate::config::Loaded)> {
-    let (loaded, _git) = load(global, true)?;
+    let (loaded, _git) = load(global, Some(crate::sources::Fetch::IfMissing))?;
     for warning in &loaded.warnings {
         tracing::warn!("{}", crate::logsafe::Escaped(warning));
     }

@@ -28,7 +28,7 @@
 //! `~/.claude/skills`, `~/.agents/skills`, `./.claude/skills`, `./.agents/skills`, `./skills`
 //! (each only when it is a directory, and only while `sources.default_roots` is true and
 //! `--no-default-roots` is not given), then the
-//! git sources (`sources.repo`, then each of `sources.repos`; see [`crate::git`]), then each
+//! git sources (`sources.repo`, then each of `sources.repos`; see [`crate::sources`]), then each
 //! entry of `sources.roots`, then each entry of `SKILLS_DIR` (a path list: `:`-separated on Unix),
 //! then each `--root DIR`, in order. A named root that is not a directory is skipped with a
 //! warning, and is an error when no root is left. The bundled skills (embedded in the binary,
@@ -79,8 +79,8 @@ pub use crate::analytics::AnalyticsConfig;
 /// Authentication over HTTP: the section is owned by [`crate::http_auth`].
 pub use crate::http_auth::AuthConfig;
 
-/// Where git sources are checked out: the section is owned by [`crate::git`].
-pub use crate::git::{GitConfig, GitSourceConfig};
+/// Where git sources are checked out: the section is owned by [`crate::sources`].
+pub use crate::sources::{GitConfig, GitSourceConfig};
 
 /// The name of the configuration file looked up at each content root.
 pub const ROOT_CONFIG_FILE: &str = "config.yaml";

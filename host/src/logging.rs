@@ -37,7 +37,11 @@ const OWN_TARGET: &str = "skills_mcp";
 /// The modules whose events MCP clients receive: what concerns the skills every client is
 /// served. Other modules' events (HTTP access, authentication, scripts, analytics, start-up)
 /// stay in the operator's log.
-pub const CLIENT_TARGETS: [&str; 3] = ["skills_mcp::mcp", "skills_mcp::git", "skills_mcp::catalog"];
+pub const CLIENT_TARGETS: [&str; 3] = [
+    "skills_mcp::mcp",
+    "skills_mcp::sources",
+    "skills_mcp::catalog",
+];
 
 /// Whether the server's events about its skills go to MCP clients at all: off while access
 /// rules are in force (a finding names a skill file, which may be hidden from a client).

@@ -77,7 +77,7 @@ pub struct Services {
     /// Usage analytics: every tool tracks its event here (disabled unless configured).
     pub analytics: crate::analytics::Analytics,
     /// The git sources, when configured: `refresh_skills` syncs them (git mode).
-    pub git: Option<Arc<crate::git::GitSync>>,
+    pub git: Option<Arc<crate::sources::Sources>>,
     /// Served over HTTP on a non-loopback address: a request without a verified identity is
     /// anonymous (on loopback, and over stdio, it is the local operator; see [`crate::access`]).
     pub public_http: bool,

@@ -19,9 +19,9 @@ use tokio::sync::oneshot;
 
 use crate::{
     config::{Loaded, RootSource},
-    git::GitSync,
     logsafe::Escaped,
     mcp::{Findings, Services, SkillsServer},
+    sources::Sources,
 };
 
 /// A future the transport awaits: resolves when the process is asked to stop (SIGINT,
@@ -81,12 +81,12 @@ pub fn announce(loaded: &Loaded) {
 }
 
 /// Serve `loaded` over `transport` until it ends or SIGINT / SIGTERM; analytics are flushed
-/// on the way out. `git`: the git sources, already synced ([`crate::git::start_blocking`]),
+/// on the way out. `git`: the git sources, already synced ([`crate::sources::start_blocking`]),
 /// reindexed on update and refreshed every `refresh.interval` when `refresh.enabled`.
 /// `reload`: what SIGHUP reads again ([`crate::access::Reload`]).
 pub fn run<T: Transport>(
     loaded: &Loaded,
-    git: Option<Arc<GitSync>>,
+    git: Option<Arc<Sources>>,
     mut transport: T,
     reload: Option<crate::access::Reload>,
 ) -> Result<()> {
@@ -208,7 +208,7 @@ fn watch_roots(loaded: &Loaded) -> Option<tokio::task::JoinHandle<Option<crate::
     let paths = loaded
         .roots
         .iter()
-        .filter(|r| r.source != RootSource::Git)
+        .filter(|r| !matches!(r.source, RootSource::Git | RootSource::Oci))
         .map(|r| r.path.clone())
         .collect();
     Some(tokio::task::spawn_blocking(
@@ -226,14 +226,14 @@ fn watch_roots(loaded: &Loaded) -> Option<tokio::task::JoinHandle<Option<crate::
 /// (`refresh.enabled`), and reload on the changes `watching` sees (from [`watch_roots`]).
 fn keep_fresh(
     loaded: &Loaded,
-    git: Option<Arc<GitSync>>,
+    git: Option<Arc<Sources>>,
     server: SkillsServer,
     watching: Option<crate::mcp::Watching>,
 ) -> Fresh {
     let refresh = &loaded.config.refresh;
     let periodic = git.and_then(|git| {
         let rebuild = server.clone();
-        git.set_reindex(crate::git::reindex_fn(move |_roots| {
+        git.set_reindex(crate::sources::reindex_fn(move |_roots| {
             let server = rebuild.clone();
             async move { server.reindex().await }
         }));

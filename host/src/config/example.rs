@@ -125,6 +125,14 @@ sources:
   # variable holding its token; default GITHUB_TOKEN; tokens never go in a file) and name (for
   # access rules; default: the repository's name).
   repos: []
+  # Skills published as OCI artifacts (ToolHive's layout), after the git sources, each with
+  # ref (host/repository:tag or @sha256:digest), name (default: the repository's last segment;
+  # must equal the artifact's dev.toolhive.skills.name label), verify: {key: FILE} (accept only
+  # artifacts with a cosign signature by this ECDSA P-256 public key) and token_env (the
+  # variable holding a registry token; default: anonymous). Pulled into git.content_dir.
+  oci: []
+  # Registries spoken to in plain HTTP (host or host:port); loopback ones always are.
+  insecure_registries: []
 
 # Git checkouts (one folder per source; skills are served from an immutable snapshot per commit).
 git:

@@ -17,6 +17,8 @@ pub enum RootSource {
     Standard,
     /// A git source (`sources.repo`, `sources.repos`): its checkout, which may not exist yet.
     Git,
+    /// An OCI source (`sources.oci`): its snapshot, which may not exist yet.
+    Oci,
     /// `sources.roots` of the configuration.
     Config,
     /// The `SKILLS_DIR` environment variable.
@@ -121,11 +123,21 @@ pub fn resolve_roots(
     for git in sources.git_sources() {
         roots.push((
             RootSpec {
-                path: crate::git::root_path(&config.git, &git),
+                path: crate::sources::root_path(&config.git, &git),
                 source: RootSource::Git,
                 root_name: git.root_name(),
             },
             git.name.is_some(),
+        ));
+    }
+    for oci in &sources.oci {
+        roots.push((
+            RootSpec {
+                path: crate::sources::oci::root_path(&config.git.content_dir(), oci),
+                source: RootSource::Oci,
+                root_name: oci.root_name(),
+            },
+            true,
         ));
     }
     let explicit = sources

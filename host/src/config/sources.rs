@@ -28,6 +28,11 @@ pub struct SourcesConfig {
     pub subpath: Option<String>,
     /// More git repositories (`url`, `branch`, `subpath`, `token_env`), after `repo`.
     pub repos: Vec<GitSourceConfig>,
+    /// Skills published as OCI artifacts (`ref`, `name`, `verify`, `token_env`), after the git
+    /// sources.
+    pub oci: Vec<crate::sources::oci::OciSourceConfig>,
+    /// Registries spoken to in plain HTTP (`host` or `host:port`) besides loopback ones.
+    pub insecure_registries: Vec<String>,
 }
 
 /// An entry of `sources.roots`: a folder, optionally named for access rules.
@@ -70,6 +75,8 @@ impl Default for SourcesConfig {
             branch: "main".into(),
             subpath: None,
             repos: Vec::new(),
+            oci: Vec::new(),
+            insecure_registries: Vec::new(),
         }
     }
 }
@@ -87,6 +94,21 @@ impl SourcesConfig {
         primary
             .into_iter()
             .chain(self.repos.iter().cloned())
+            .collect()
+    }
+}
+
+impl SourcesConfig {
+    /// Every remote source in root order: the git sources, then the OCI sources.
+    pub fn remote_sources(&self) -> Vec<crate::sources::SourceConfig> {
+        use crate::sources::SourceConfig;
+        self.git_sources()
+            .into_iter()
+            .map(SourceConfig::Git)
+            .chain(self.oci.iter().map(|o| SourceConfig::Oci {
+                config: o.clone(),
+                insecure_registries: self.insecure_registries.clone(),
+            }))
             .collect()
     }
 }

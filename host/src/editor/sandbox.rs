@@ -106,6 +106,13 @@ impl Sandbox {
                                 .to_string(),
                         ),
                     ),
+                    RootSource::Oci => (
+                        "oci",
+                        Some(
+                            "an OCI source is read-only here (edit the skill, then push it)"
+                                .to_string(),
+                        ),
+                    ),
                     _ => ("folder", None),
                 };
                 let dir = Dir::open_ambient_dir(&r.path, cap_std::ambient_authority());

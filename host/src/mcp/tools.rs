@@ -429,7 +429,7 @@ pub struct RefreshResult {
     pub message: String,
     /// Git mode with several git sources: each one's state.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub sources: Vec<crate::git::SourceStatus>,
+    pub sources: Vec<crate::sources::SourceStatus>,
 }
 
 fn round(x: f64) -> f64 {

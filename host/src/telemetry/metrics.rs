@@ -84,6 +84,23 @@ pub struct SyncLabels {
     pub outcome: &'static str,
 }
 
+/// A remote source of any kind (`git`, `oci`) and its sync outcome.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct SourceSyncLabels {
+    /// `git` or `oci`.
+    pub kind: &'static str,
+    pub source: String,
+    /// `updated`, `unchanged` or `failed`.
+    pub outcome: &'static str,
+}
+
+/// A remote source of any kind.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct SourceKindLabels {
+    pub kind: &'static str,
+    pub source: String,
+}
+
 /// How a script run ended.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct ExitLabels {
@@ -119,6 +136,8 @@ pub struct Metrics {
     pub index_build: Histogram,
     pub git_last_success: Family<SourceLabels, Gauge<f64, AtomicU64>>,
     pub git_syncs: Family<SyncLabels, Counter>,
+    pub source_last_success: Family<SourceKindLabels, Gauge<f64, AtomicU64>>,
+    pub source_syncs: Family<SourceSyncLabels, Counter>,
     pub analytics_pending: Gauge,
     pub analytics_dropped: Counter,
     pub scripts_running: Gauge,
@@ -183,6 +202,18 @@ impl Metrics {
             "Git source syncs by source and outcome",
             git_syncs.clone(),
         );
+        let source_last_success = Family::<SourceKindLabels, Gauge<f64, AtomicU64>>::default();
+        own.register(
+            "source_last_success_timestamp_seconds",
+            "Unix time of the last successful sync of each remote source (git, OCI)",
+            source_last_success.clone(),
+        );
+        let source_syncs = Family::<SourceSyncLabels, Counter>::default();
+        own.register(
+            "source_syncs",
+            "Remote source syncs (git, OCI) by kind, source and outcome",
+            source_syncs.clone(),
+        );
         let analytics_pending = Gauge::default();
         own.register(
             "analytics_events_pending",
@@ -246,6 +277,8 @@ impl Metrics {
             index_build,
             git_last_success,
             git_syncs,
+            source_last_success,
+            source_syncs,
             analytics_pending,
             analytics_dropped,
             scripts_running,
@@ -268,6 +301,32 @@ impl Metrics {
     /// A request refused before the MCP server, for `reason` (see [`RefusedLabels`]).
     pub fn refuse(&self, reason: &'static str) {
         self.refused.get_or_create(&RefusedLabels { reason }).inc();
+    }
+
+    /// A sync of the remote source `source` of `kind` (`git`, `oci`) ended with `outcome`
+    /// (`updated`, `unchanged`, `failed`); a git source's also counts in the git families.
+    pub fn source_sync(&self, kind: &'static str, source: &str, outcome: &'static str) {
+        self.source_syncs
+            .get_or_create(&SourceSyncLabels {
+                kind,
+                source: source.to_owned(),
+                outcome,
+            })
+            .inc();
+        if outcome != "failed" {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0.0, |d| d.as_secs_f64());
+            self.source_last_success
+                .get_or_create(&SourceKindLabels {
+                    kind,
+                    source: source.to_owned(),
+                })
+                .set(now);
+        }
+        if kind == "git" {
+            self.git_sync(source, outcome);
+        }
     }
 
     /// A git sync of `source` ended with `outcome` (`updated`, `unchanged`, `failed`).

@@ -1,51 +1,176 @@
-//! Skills from git repositories: clone, fetch, recover, periodic refresh, with the system git;
-//! several sources, subpaths, local folders and update checks.
+//! Where skills come from besides local folders: remote sources (git repositories), each
+//! fetched into a verified snapshot folder that is swapped in atomically ([`snapshots`]),
+//! refreshed on one schedule and by `refresh_skills`, and kept serving its last good snapshot
+//! when a fetch or a check fails (logged, counted in `/metrics`, and forwarded to MCP clients
+//! as `notifications/message`, this module being one of [`crate::logging::CLIENT_TARGETS`]).
 //!
-//! [`GitSync`] owns the configured sources in precedence order. Each git source is a bare
-//! repository tracking one remote branch plus immutable per-commit snapshots (see `repo.rs`), so
-//! the folder a source serves never changes under a reader: a refresh that moves the branch
-//! produces a new folder and the caller's index is rebuilt over the new roots ([`GitSync::roots`]),
-//! then swapped in. The caller supplies that rebuild as a [`Reindex`] callback: this module knows
-//! nothing of the catalog.
+//! One notion of a source: the [`Source`] trait says how a kind of source fetches a revision
+//! into a snapshot; everything else (the lock, the swap, the state, metrics, the refresh
+//! schedule, one refresh at a time) is here and in [`snapshots`], once, for every kind.
 //!
-//! Failures: network down at start-up serves the cached snapshot with a warning; a failed first
+//! [`Sources`] owns the configured sources in precedence order. A refresh that moves a source
+//! produces a new folder and the caller's index is rebuilt over the new roots
+//! ([`Sources::roots`]), then swapped in. The caller supplies that rebuild as a [`Reindex`]
+//! callback: this module knows nothing of the catalog.
+//!
+//! Git: network down at start-up serves the cached snapshot with a warning; a failed first
 //! clone is an error for that source only (the others are served, and each refresh retries); a
 //! damaged repository is re-cloned; a force-pushed branch is followed. Tokens never leave the git
-//! child's environment (see `command.rs`).
+//! child's environment (see `git/command.rs`).
 
-mod command;
-mod config;
-mod repo;
+pub mod git;
+pub mod oci;
+pub(crate) mod snapshots;
 
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, Weak};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
-use anyhow::{Result, bail};
+use anyhow::{Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 
-pub use config::{
+pub use git::{
     DEFAULT_BRANCH, DEFAULT_TOKEN_ENV, GitConfig, GitSourceConfig, LocalSourceConfig, SourceConfig,
+    root_path,
 };
 
-use repo::{Repo, short};
-
 use crate::single_flight::SingleFlight;
+use snapshots::{Snapshots, short};
+
+/// A boxed future, as [`Source::fetch`] returns (the trait is used as `dyn Source`).
+pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// What a fetch made: the revision now on the remote, its snapshot's folder to serve (below
+/// `trees/<revision>`, complete and checked), and how many files differ from the revision served.
+#[derive(Debug, Clone)]
+pub(crate) struct Fetched {
+    pub(crate) revision: String,
+    pub(crate) root: PathBuf,
+    pub(crate) files_changed: u64,
+}
+
+/// One kind of remote source. An implementation only fetches: [`sync`] holds the source's lock
+/// around [`Source::fetch`], then swaps the snapshot in, and records the outcome.
+pub(crate) trait Source: Send + Sync + std::fmt::Debug {
+    /// `git`, `oci`: the `kind` of metrics and logs.
+    fn kind(&self) -> &'static str;
+    /// How logs and answers name the source (no credentials).
+    fn label(&self) -> &str;
+    /// The source's snapshot folder.
+    fn snapshots(&self) -> &Snapshots;
+    /// How long to wait for another process syncing the same folder.
+    fn lock_wait(&self) -> Duration;
+    /// The folder served in the snapshot at `tree` (`trees/<revision>`).
+    fn resolve_root(&self, tree: &Path) -> Result<PathBuf> {
+        Ok(tree.to_path_buf())
+    }
+    /// `text` without the source's secrets.
+    fn redact(&self, text: &str) -> String {
+        text.to_owned()
+    }
+    /// The command a fetch runs, for inspection (git: nothing secret in its arguments).
+    fn fetch_command(&self) -> Option<std::process::Command> {
+        None
+    }
+    /// Brings the remote's revision into a complete, checked snapshot (reusing it when it is
+    /// already on disk); `served` is the revision served now. Called with the lock held.
+    fn fetch<'a>(&'a self, served: Option<&'a str>) -> BoxFuture<'a, Result<Fetched>>;
+}
+
+/// When a start-up fetches a remote source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fetch {
+    /// Always (`serve`: it starts from the remote's current revision).
+    Always,
+    /// Only when no snapshot is on disk (the one-shot verbs read the last one).
+    IfMissing,
+}
+
+/// What a successful sync did.
+#[derive(Debug, Clone)]
+pub(crate) struct SyncOutcome {
+    pub(crate) old: Option<String>,
+    pub(crate) new: String,
+    pub(crate) files_changed: u64,
+}
+
+impl SyncOutcome {
+    pub(crate) fn changed(&self) -> bool {
+        self.old.as_deref() != Some(self.new.as_str())
+    }
+}
+
+/// Picks up the snapshot a previous run served, if still complete on disk.
+fn load_cached(source: &dyn Source) -> Option<String> {
+    source
+        .snapshots()
+        .load_cached(&format!("{}: {}", source.kind(), source.label()), |tree| {
+            source.resolve_root(tree)
+        })
+}
+
+/// Brings `source` up to date and swaps its new snapshot in; on error the previous snapshot
+/// stays served. Counted per source in `skills_mcp_source_syncs_total` (a git source's also in
+/// `skills_mcp_git_syncs_total`), traced as a `<kind> sync` span.
+pub(crate) async fn sync(source: &dyn Source) -> Result<SyncOutcome> {
+    use tracing::Instrument as _;
+    let span = match source.kind() {
+        "git" => crate::child_span!("git sync", git.source = source.label()),
+        _ => crate::child_span!(
+            "source sync",
+            source.kind = source.kind(),
+            source.name = source.label()
+        ),
+    };
+    let result = async {
+        let snapshots = source.snapshots();
+        let _lock = snapshots.begin(source.lock_wait()).await?;
+        let old = snapshots.state().revision;
+        let fetched = source.fetch(old.as_deref()).await?;
+        snapshots.swap(&fetched.revision, fetched.root)?;
+        Ok::<_, anyhow::Error>(SyncOutcome {
+            old,
+            new: fetched.revision,
+            files_changed: fetched.files_changed,
+        })
+    }
+    .instrument(span)
+    .await;
+    let metrics = crate::telemetry::metrics();
+    let snapshots = source.snapshots();
+    match &result {
+        Ok(outcome) => {
+            metrics.source_sync(
+                source.kind(),
+                source.label(),
+                if outcome.changed() {
+                    "updated"
+                } else {
+                    "unchanged"
+                },
+            );
+            snapshots.update_state(|s| {
+                s.last_sync = Some(SystemTime::now());
+                s.last_error = None;
+            });
+        }
+        Err(e) => {
+            metrics.source_sync(source.kind(), source.label(), "failed");
+            let msg = source.redact(&format!("{e:#}"));
+            snapshots.update_state(|s| s.last_error = Some(msg));
+        }
+    }
+    result.map_err(|e| anyhow!(source.redact(&format!("{e:#}"))))
+}
 
 /// One folder to index, with a name for diagnostics.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SourceRoot {
-    /// `git:<url>#<branch>` or `local:<path>`.
+    /// `git:<url>#<branch>`, `local:<path>` (`<kind>:<label>`).
     pub name: String,
     pub path: PathBuf,
-}
-
-/// The root path a git source is served from, known before any I/O (see [`GitSync::roots`]):
-/// `<content_dir>/<name>-<hash>/current`.
-pub fn root_path(git: &GitConfig, source: &GitSourceConfig) -> PathBuf {
-    repo::checkout_dir(&git.content_dir(), source).join("current")
 }
 
 /// A future returned by a [`Reindex`] callback.
@@ -105,29 +230,29 @@ pub struct SourceStatus {
     pub error: Option<String>,
 }
 
-enum Source {
+enum Entry {
     Local(PathBuf),
-    Git(Box<Repo>),
+    Remote(Box<dyn Source>),
 }
 
 /// The configured skill sources and their synchronisation.
-pub struct GitSync {
-    sources: Vec<Source>,
+pub struct Sources {
+    sources: Vec<Entry>,
     /// Refreshes: one at a time, at most one queued (a forced one when any of its callers
     /// forced it), by the rule of the catalogue's rebuilds ([`crate::single_flight`]).
     refreshes: SingleFlight<RefreshResponse, bool>,
     reindex: Mutex<Option<Reindex>>,
 }
 
-impl std::fmt::Debug for GitSync {
+impl std::fmt::Debug for Sources {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GitSync")
+        f.debug_struct("Sources")
             .field("sources", &self.labels())
             .finish_non_exhaustive()
     }
 }
 
-impl GitSync {
+impl Sources {
     /// The sources, in precedence order, with tokens read through `env` (each git source's
     /// `token_env`, default `GITHUB_TOKEN`). No I/O happens here.
     pub fn new(
@@ -136,27 +261,49 @@ impl GitSync {
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self> {
         let content_dir = git.content_dir();
-        let mut out = Vec::with_capacity(sources.len());
+        let mut out: Vec<Entry> = Vec::with_capacity(sources.len());
         for source in sources {
             out.push(match source {
-                SourceConfig::Local(local) => Source::Local(config::expand_home(&local.path)),
+                SourceConfig::Local(local) => Entry::Local(git::expand_home(&local.path)),
                 SourceConfig::Git(g) => {
                     let token = env(g.token_env()).filter(|t| !t.trim().is_empty());
-                    let repo = Repo::new(
+                    let repo = git::Repo::new(
                         g,
                         &content_dir,
                         token.as_deref().map(str::trim),
                         git.timeout(),
                     )?;
-                    if out
-                        .iter()
-                        .any(|s| matches!(s, Source::Git(r) if r.dir() == repo.dir()))
-                    {
-                        bail!("git source {} is configured twice", repo.label);
-                    }
-                    Source::Git(Box::new(repo))
+                    Entry::Remote(Box::new(repo))
+                }
+                SourceConfig::Oci {
+                    config,
+                    insecure_registries,
+                } => {
+                    // Only the variable the source names: never the git sources' token.
+                    let token = config
+                        .token_env
+                        .as_deref()
+                        .and_then(&env)
+                        .map(|t| t.trim().to_owned())
+                        .filter(|t| !t.is_empty());
+                    Entry::Remote(Box::new(oci::OciSource::new(
+                        config,
+                        &content_dir,
+                        insecure_registries,
+                        token,
+                        git.timeout(),
+                    )?))
                 }
             });
+            if let Some(Entry::Remote(new)) = out.last() {
+                let dir = new.snapshots().dir();
+                let twice = out[..out.len() - 1]
+                    .iter()
+                    .any(|e| matches!(e, Entry::Remote(r) if r.snapshots().dir() == dir));
+                if twice {
+                    bail!("{} source {} is configured twice", new.kind(), new.label());
+                }
+            }
         }
         Ok(Self {
             sources: out,
@@ -165,15 +312,15 @@ impl GitSync {
         })
     }
 
-    /// Whether any source is a git repository.
+    /// Whether any source is remote (git).
     pub fn has_git(&self) -> bool {
-        self.repos().next().is_some()
+        self.remotes().next().is_some()
     }
 
-    fn repos(&self) -> impl Iterator<Item = &Repo> {
+    fn remotes(&self) -> impl Iterator<Item = &dyn Source> {
         self.sources.iter().filter_map(|s| match s {
-            Source::Git(r) => Some(&**r),
-            Source::Local(_) => None,
+            Entry::Remote(r) => Some(&**r),
+            Entry::Local(_) => None,
         })
     }
 
@@ -181,8 +328,8 @@ impl GitSync {
         self.sources
             .iter()
             .map(|s| match s {
-                Source::Git(r) => format!("git:{}", r.label),
-                Source::Local(p) => format!("local:{}", p.display()),
+                Entry::Remote(r) => format!("{}:{}", r.kind(), r.label()),
+                Entry::Local(p) => format!("local:{}", p.display()),
             })
             .collect()
     }
@@ -192,38 +339,47 @@ impl GitSync {
         *self.reindex.lock().unwrap_or_else(|e| e.into_inner()) = Some(reindex);
     }
 
-    /// First sync of every git source: the cached snapshot is picked up, then the remote is
+    /// First sync of every remote source: the cached snapshot is picked up, then the remote is
     /// fetched (or cloned). Failures are logged to stderr and returned; they are never fatal: a
     /// source without any snapshot serves nothing until a refresh succeeds.
     pub async fn initialize(&self) -> Vec<String> {
+        self.initialize_with(Fetch::Always).await
+    }
+
+    /// [`Self::initialize`], fetching only the sources without a snapshot on disk when `fetch`
+    /// is [`Fetch::IfMissing`] (the one-shot verbs: they read the last snapshot).
+    pub async fn initialize_with(&self, fetch: Fetch) -> Vec<String> {
         let mut problems = Vec::new();
-        for repo in self.repos() {
-            let cached = repo.load_cached();
-            match repo.sync().await {
+        for source in self.remotes() {
+            let (kind, label) = (source.kind(), source.label());
+            let cached = load_cached(source);
+            if fetch == Fetch::IfMissing && cached.is_some() {
+                continue;
+            }
+            match sync(source).await {
                 Ok(outcome) => {
                     if let Some(old) = outcome.old.as_deref().filter(|_| outcome.changed()) {
                         tracing::info!(
-                            "git: {}: updated {} -> {} ({} files changed)",
-                            repo.label,
+                            "{kind}: {label}: updated {} -> {} ({} files changed)",
                             short(old),
                             short(&outcome.new),
                             outcome.files_changed
                         );
                     } else {
-                        tracing::info!("git: {}: at {}", repo.label, short(&outcome.new));
+                        tracing::info!("{kind}: {label}: at {}", short(&outcome.new));
                     }
                 }
                 Err(e) => {
                     let msg = match &cached {
-                        Some(commit) => format!(
-                            "warning: could not update {} ({e:#}); serving the cached commit {}",
-                            repo.label,
-                            short(commit)
+                        Some(revision) => format!(
+                            "warning: could not update {label} ({e:#}); serving the cached {} {}",
+                            if kind == "git" { "commit" } else { "revision" },
+                            short(revision)
                         ),
                         None => format!(
-                            "error: could not clone {} ({e:#}); its skills are unavailable until a \
+                            "error: could not {} {label} ({e:#}); its skills are unavailable until a \
                              refresh succeeds",
-                            repo.label
+                            if kind == "git" { "clone" } else { "fetch" },
                         ),
                     };
                     // The level is the event's; the text keeps it for the tool answers.
@@ -232,9 +388,9 @@ impl GitSync {
                             .trim_start_matches("error: "),
                     );
                     if cached.is_some() {
-                        tracing::warn!("git: {text}");
+                        tracing::warn!("{kind}: {text}");
                     } else {
-                        tracing::error!("git: {text}");
+                        tracing::error!("{kind}: {text}");
                     }
                     problems.push(msg);
                 }
@@ -243,43 +399,43 @@ impl GitSync {
         problems
     }
 
-    /// The folders to index, in precedence order: local folders as configured; for a git source,
-    /// its `current` link (Unix), a path that stays the same across refreshes and leads to the
-    /// snapshot served. Before a source's first successful sync the path does not exist yet: an
-    /// index build reports it missing and picks it up once a refresh has cloned the repository.
+    /// The folders to index, in precedence order: local folders as configured; for a remote
+    /// source, its `current` link (Unix), a path that stays the same across refreshes and leads
+    /// to the snapshot served. Before a source's first successful sync the path does not exist
+    /// yet: an index build reports it missing and picks it up once a refresh has fetched it.
     pub fn roots(&self) -> Vec<SourceRoot> {
         self.sources
             .iter()
             .filter_map(|s| match s {
-                Source::Local(path) => Some(SourceRoot {
+                Entry::Local(path) => Some(SourceRoot {
                     name: format!("local:{}", path.display()),
                     path: path.clone(),
                 }),
-                Source::Git(repo) => Some(SourceRoot {
-                    name: format!("git:{}", repo.label),
+                Entry::Remote(source) => Some(SourceRoot {
+                    name: format!("{}:{}", source.kind(), source.label()),
                     path: if cfg!(unix) {
-                        repo.current_path()
+                        source.snapshots().current_path()
                     } else {
-                        repo.state().root?
+                        source.snapshots().state().root?
                     },
                 }),
             })
             .collect()
     }
 
-    /// The folder each git source serves right now (`trees/<commit>/<subpath>`), if any.
+    /// The folder each remote source serves right now (`trees/<revision>/...`), if any.
     pub fn current_roots(&self) -> Vec<Option<PathBuf>> {
-        self.repos().map(|r| r.state().root).collect()
+        self.remotes().map(|r| r.snapshots().state().root).collect()
     }
 
-    /// The state of every git source.
+    /// The state of every remote source.
     pub fn status(&self) -> Vec<SourceStatus> {
-        self.repos()
-            .map(|repo| {
-                let state = repo.state();
+        self.remotes()
+            .map(|source| {
+                let state = source.snapshots().state();
                 SourceStatus {
-                    source: repo.label.clone(),
-                    commit_hash: state.commit,
+                    source: source.label().to_owned(),
+                    commit_hash: state.revision,
                     files_changed: 0,
                     last_sync: state.last_sync.map(crate::analytics::iso8601),
                     error: state.last_error,
@@ -288,16 +444,19 @@ impl GitSync {
             .collect()
     }
 
-    /// The folder holding the repository and snapshots of each git source (for diagnostics).
+    /// The folder holding the snapshots (and a git source's repository) of each remote source
+    /// (for diagnostics).
     pub fn checkout_dirs(&self) -> Vec<PathBuf> {
-        self.repos().map(|r| r.dir().to_path_buf()).collect()
+        self.remotes()
+            .map(|r| r.snapshots().dir().to_path_buf())
+            .collect()
     }
 
     /// The exact `git fetch` command (program, arguments, environment) a refresh of git source
     /// `index` runs, for inspection: nothing secret may appear in its arguments.
     #[doc(hidden)]
     pub fn fetch_command(&self, index: usize) -> Option<std::process::Command> {
-        self.repos().nth(index).map(Repo::fetch_command)
+        self.remotes().nth(index).and_then(Source::fetch_command)
     }
 
     /// `refresh_skills` in git mode: syncs every git source, then always rebuilds the index.
@@ -344,18 +503,19 @@ impl GitSync {
         };
         let mut files_changed = 0;
         let mut errors = Vec::new();
-        for repo in self.repos() {
+        for source in self.remotes() {
             let mut status = SourceStatus {
-                source: repo.label.clone(),
+                source: source.label().to_owned(),
                 ..SourceStatus::default()
             };
-            match repo.sync().await {
+            match sync(source).await {
                 Ok(outcome) => {
                     if outcome.changed() {
                         response.changed = true;
                         tracing::info!(
-                            "git: {}: {} -> {} ({} files changed)",
-                            repo.label,
+                            "{}: {}: {} -> {} ({} files changed)",
+                            source.kind(),
+                            source.label(),
                             outcome.old.as_deref().map(short).unwrap_or("(none)"),
                             short(&outcome.new),
                             outcome.files_changed
@@ -367,23 +527,29 @@ impl GitSync {
                 Err(e) => {
                     let msg = format!("{e:#}");
                     tracing::warn!(
-                        "git: {}; serving the previous commit",
-                        crate::logsafe::Escaped(&msg)
+                        "{}: {}; serving the previous {}",
+                        source.kind(),
+                        crate::logsafe::Escaped(&msg),
+                        if source.kind() == "git" {
+                            "commit"
+                        } else {
+                            "revision"
+                        }
                     );
                     errors.push(msg.clone());
                     status.error = Some(msg);
                 }
             }
-            let state = repo.state();
-            status.commit_hash = state.commit;
+            let state = source.snapshots().state();
+            status.commit_hash = state.revision;
             status.last_sync = state.last_sync.map(crate::analytics::iso8601);
             response.sources.push(status);
         }
         response.files_changed = Some(files_changed);
         response.commit_hash = response.sources.first().and_then(|s| s.commit_hash.clone());
         response.last_sync = self
-            .repos()
-            .filter_map(|r| r.state().last_sync)
+            .remotes()
+            .filter_map(|r| r.snapshots().state().last_sync)
             .max()
             .map(crate::analytics::iso8601);
         if response.sources.len() < 2 {
@@ -415,8 +581,8 @@ impl GitSync {
         response
     }
 
-    /// Runs [`GitSync::refresh_if_changed`] every `every` (the first run one period from now) until
-    /// the returned task is aborted or the `GitSync` is dropped.
+    /// Runs [`Sources::refresh_if_changed`] every `every` (the first run one period from now) until
+    /// the returned task is aborted or the `Sources` is dropped.
     pub fn spawn_periodic(self: &Arc<Self>, every: Duration) -> tokio::task::JoinHandle<()> {
         let weak: Weak<Self> = Arc::downgrade(self);
         tokio::spawn(async move {
@@ -434,21 +600,21 @@ impl GitSync {
     }
 }
 
-/// The git sources (`sources.repo`, then each of `sources.repos`) cloned or fetched before the
-/// server indexes anything (on a runtime of its own: call it outside any async context), with
-/// `github_token` for the sources that use the default token variable. `None` when no git
-/// source is configured; problems are printed, never fatal.
+/// The remote sources (git: `sources.repo`, then each of `sources.repos`; then `sources.oci`)
+/// fetched (always, or only when missing: `fetch`) before the server indexes anything (on a runtime of its own: call it outside any
+/// async context), with `github_token` for the git sources that use the default token variable.
+/// `None` when no remote source is configured; problems are printed, never fatal.
 pub fn start_blocking(
-    sources: Vec<GitSourceConfig>,
+    sources: Vec<SourceConfig>,
     git: &GitConfig,
     github_token: Option<String>,
-) -> Result<Option<Arc<GitSync>>> {
-    let sources: Vec<SourceConfig> = sources.into_iter().map(SourceConfig::Git).collect();
+    fetch: Fetch,
+) -> Result<Option<Arc<Sources>>> {
     if sources.is_empty() {
         return Ok(None);
     }
     let token = github_token;
-    let sync = GitSync::new(&sources, git, |var| {
+    let sync = Sources::new(&sources, git, |var| {
         if var == DEFAULT_TOKEN_ENV {
             token.clone()
         } else {
@@ -458,6 +624,6 @@ pub fn start_blocking(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(sync.initialize());
+    runtime.block_on(sync.initialize_with(fetch));
     Ok(Some(Arc::new(sync)))
 }

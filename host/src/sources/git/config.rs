@@ -48,11 +48,16 @@ impl GitConfig {
     }
 }
 
-/// A skill source given to [`crate::git::GitSync::new`], in precedence order.
+/// A skill source given to [`crate::sources::Sources::new`], in precedence order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SourceConfig {
     Git(GitSourceConfig),
     Local(LocalSourceConfig),
+    /// An OCI artifact, and the registries spoken to in plain HTTP besides loopback.
+    Oci {
+        config: crate::sources::oci::OciSourceConfig,
+        insecure_registries: Vec<String>,
+    },
 }
 
 impl crate::config::check::Section for GitConfig {

@@ -1,0 +1,432 @@
+//! The registry HTTP API (OCI distribution spec, v2) as a source needs it: manifests by tag or
+//! digest, blobs by digest (each checked against its digest), anonymous or with a token.
+//!
+//! Transport: HTTPS, except for a loopback registry or one the operator lists
+//! (`sources.insecure_registries`), which is spoken to in plain HTTP. Credentials (a token from
+//! the variable the source names) are only sent over HTTPS (or to such a listed registry) to the
+//! token realm the registry's own `WWW-Authenticate` challenge names, never across a redirect
+//! to another origin.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, anyhow, bail};
+use base64::Engine as _;
+use sha2::{Digest as _, Sha256};
+
+use super::reference::Reference;
+
+/// Largest manifest (or image index) read.
+pub const MAX_MANIFEST_BYTES: u64 = 4 << 20;
+/// Largest config or signature payload read.
+pub const MAX_SMALL_BLOB_BYTES: u64 = 1 << 20;
+
+/// Media types.
+pub const INDEX: &str = "application/vnd.oci.image.index.v1+json";
+pub const MANIFEST: &str = "application/vnd.oci.image.manifest.v1+json";
+pub const DOCKER_MANIFEST: &str = "application/vnd.docker.distribution.manifest.v2+json";
+pub const DOCKER_LIST: &str = "application/vnd.docker.distribution.manifest.list.v2+json";
+
+/// One repository of one registry.
+pub struct Registry {
+    base: String,
+    repository: String,
+    agent: ureq::Agent,
+    /// `user:secret` or a bare token, from the operator's variable.
+    credentials: Option<String>,
+    /// Whether credentials may travel in plain HTTP (a listed registry, loopback).
+    plain_ok: bool,
+    bearer: Mutex<Option<String>>,
+}
+
+/// Whether `host` is a loopback address or `localhost`.
+pub fn is_loopback(host: &str) -> bool {
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+impl Registry {
+    /// A client for `reference`'s repository: plain HTTP when its host is loopback or listed in
+    /// `insecure` (host or host:port), HTTPS otherwise.
+    pub fn new(
+        reference: &Reference,
+        insecure: &[String],
+        credentials: Option<String>,
+        timeout: Duration,
+    ) -> Self {
+        let plain = is_loopback(reference.host())
+            || insecure
+                .iter()
+                .any(|i| i == &reference.registry || i == reference.host());
+        let scheme = if plain { "http" } else { "https" };
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .timeout_global(Some(timeout))
+            .http_status_as_error(false)
+            .max_redirects(0)
+            .https_only(!plain)
+            .user_agent(concat!("skills-mcp/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .into();
+        Self {
+            base: format!("{scheme}://{}", reference.registry),
+            repository: reference.repository.clone(),
+            agent,
+            credentials,
+            plain_ok: plain,
+            bearer: Mutex::new(None),
+        }
+    }
+
+    /// The manifest (or index) `target` (tag or digest): its bytes, media type and digest
+    /// (computed from the bytes; when `target` is a digest, it must match).
+    pub fn manifest(&self, target: &str) -> Result<(Vec<u8>, String, String)> {
+        let url = format!("{}/v2/{}/manifests/{target}", self.base, self.repository);
+        let accept = [INDEX, MANIFEST, DOCKER_MANIFEST, DOCKER_LIST].join(", ");
+        let (bytes, media_type) = self.get(&url, &accept, MAX_MANIFEST_BYTES)?;
+        let digest = digest_of(&bytes);
+        if target.starts_with("sha256:") && digest != target {
+            bail!("the manifest {target} has the digest {digest}: its bytes do not match");
+        }
+        let media_type = serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .and_then(|v| v.get("mediaType")?.as_str().map(str::to_owned))
+            .or(media_type)
+            .unwrap_or_default();
+        Ok((bytes, media_type, digest))
+    }
+
+    /// Whether the manifest `target` exists (a 404 is `Ok(None)`): its bytes and digest.
+    pub fn manifest_if_any(&self, target: &str) -> Result<Option<(Vec<u8>, String)>> {
+        match self.manifest(target) {
+            Ok((bytes, _, digest)) => Ok(Some((bytes, digest))),
+            Err(e) if e.downcast_ref::<NotFound>().is_some() => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The blob `digest`, at most `limit` bytes, checked against the digest (and `size`).
+    pub fn blob(&self, digest: &str, size: Option<u64>, limit: u64) -> Result<Vec<u8>> {
+        if let Some(size) = size
+            && size > limit
+        {
+            bail!("the blob {digest} is {size} bytes; at most {limit} are accepted");
+        }
+        let url = format!("{}/v2/{}/blobs/{digest}", self.base, self.repository);
+        let (bytes, _) = self.get(&url, "*/*", limit)?;
+        if size.is_some_and(|s| s != bytes.len() as u64) {
+            bail!(
+                "the blob {digest} is {} bytes, not the {} its manifest says",
+                bytes.len(),
+                size.unwrap_or_default()
+            );
+        }
+        let actual = digest_of(&bytes);
+        if actual != digest {
+            bail!("the blob {digest} has the digest {actual}: its bytes do not match");
+        }
+        Ok(bytes)
+    }
+
+    /// GET `url`, authenticating once on a 401 and following up to 3 redirects (without
+    /// credentials when they leave the registry's origin).
+    fn get(&self, url: &str, accept: &str, limit: u64) -> Result<(Vec<u8>, Option<String>)> {
+        let mut url = url.to_owned();
+        let mut authenticated = false;
+        for _ in 0..5 {
+            let same_origin = url.starts_with(&format!("{}/", self.base));
+            let mut request = self.agent.get(&url).header("Accept", accept);
+            let bearer = self
+                .bearer
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            if same_origin && let Some(auth) = &bearer {
+                request = request.header("Authorization", auth);
+            }
+            let mut response = request
+                .call()
+                .map_err(|e| anyhow!("{}: {e}", redact_url(&url)))?;
+            let status = response.status().as_u16();
+            match status {
+                200 => {
+                    let media_type = response
+                        .headers()
+                        .get("content-type")
+                        .and_then(|v| v.to_str().ok())
+                        .map(|v| v.split(';').next().unwrap_or(v).trim().to_owned());
+                    let bytes = response
+                        .body_mut()
+                        .with_config()
+                        .limit(limit.saturating_add(1))
+                        .read_to_vec()
+                        .map_err(|e| anyhow!("reading {}: {e}", redact_url(&url)))?;
+                    if bytes.len() as u64 > limit {
+                        bail!("{} is over {limit} bytes", redact_url(&url));
+                    }
+                    return Ok((bytes, media_type));
+                }
+                301 | 302 | 303 | 307 | 308 => {
+                    let Some(location) = response
+                        .headers()
+                        .get("location")
+                        .and_then(|v| v.to_str().ok())
+                    else {
+                        bail!("{}: a redirect without a location", redact_url(&url));
+                    };
+                    url = resolve(&url, location);
+                }
+                401 if !authenticated && same_origin => {
+                    authenticated = true;
+                    let challenge = response
+                        .headers()
+                        .get("www-authenticate")
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default()
+                        .to_owned();
+                    let auth = self.authenticate(&challenge)?;
+                    *self.bearer.lock().unwrap_or_else(|e| e.into_inner()) = Some(auth);
+                }
+                404 => {
+                    return Err(anyhow!(NotFound(format!(
+                        "{} was not found (HTTP 404)",
+                        redact_url(&url)
+                    ))));
+                }
+                _ => {
+                    let body = response
+                        .body_mut()
+                        .with_config()
+                        .limit(4096)
+                        .read_to_string()
+                        .unwrap_or_default();
+                    bail!(
+                        "{} answered HTTP {status}{}",
+                        redact_url(&url),
+                        registry_error(&body)
+                    );
+                }
+            }
+        }
+        bail!(
+            "{}: too many redirects or challenges",
+            redact_url(url.as_str())
+        )
+    }
+
+    /// The `Authorization` value answering `challenge` (`Bearer realm=...` or `Basic`).
+    fn authenticate(&self, challenge: &str) -> Result<String> {
+        let (scheme, params) = challenge.split_once(' ').unwrap_or((challenge, ""));
+        let params = parse_params(params);
+        let may_send = |url: &str| url.starts_with("https://") || self.plain_ok;
+        if scheme.eq_ignore_ascii_case("basic") {
+            let Some(creds) = &self.credentials else {
+                bail!(
+                    "the registry asks for credentials; name the variable holding a token in the source's `token_env`"
+                );
+            };
+            if !may_send(&self.base) {
+                bail!("the registry asks for credentials over plain HTTP; refusing to send them");
+            }
+            return Ok(format!("Basic {}", basic(creds)));
+        }
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            bail!("the registry asks for an unknown authentication scheme {scheme:?}");
+        }
+        let Some(realm) = params.iter().find(|(k, _)| k == "realm").map(|(_, v)| v) else {
+            bail!("the registry's challenge names no token realm");
+        };
+        let mut url = realm.clone();
+        let mut sep = if url.contains('?') { '&' } else { '?' };
+        for key in ["service", "scope"] {
+            if let Some((_, v)) = params.iter().find(|(k, _)| k == key) {
+                url.push(sep);
+                url.push_str(key);
+                url.push('=');
+                url.push_str(&percent(v));
+                sep = '&';
+            }
+        }
+        if !params.iter().any(|(k, _)| k == "scope") {
+            url.push(sep);
+            url.push_str(&format!(
+                "scope=repository:{}:pull",
+                percent(&self.repository)
+            ));
+        }
+        let mut request = self.agent.get(&url);
+        if let Some(creds) = &self.credentials {
+            if !may_send(realm) {
+                bail!(
+                    "the registry's token realm {realm} is not HTTPS; refusing to send the token"
+                );
+            }
+            request = request.header("Authorization", &format!("Basic {}", basic(creds)));
+        }
+        let mut response = request
+            .call()
+            .map_err(|e| anyhow!("getting a token from {}: {e}", redact_url(realm)))?;
+        let status = response.status().as_u16();
+        let body = response
+            .body_mut()
+            .with_config()
+            .limit(64 << 10)
+            .read_to_string()
+            .map_err(|e| anyhow!("reading the token: {e}"))?;
+        if status != 200 {
+            bail!(
+                "the token realm {} answered HTTP {status}",
+                redact_url(realm)
+            );
+        }
+        let value: serde_json::Value =
+            serde_json::from_str(&body).context("the token answer is not JSON")?;
+        let token = value
+            .get("token")
+            .or_else(|| value.get("access_token"))
+            .and_then(|t| t.as_str())
+            .ok_or_else(|| anyhow!("the token answer has no token"))?;
+        Ok(format!("Bearer {token}"))
+    }
+}
+
+/// A 404 from the registry.
+#[derive(Debug)]
+pub struct NotFound(String);
+
+impl std::fmt::Display for NotFound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for NotFound {}
+
+/// `sha256:<hex>` of `bytes`.
+pub fn digest_of(bytes: &[u8]) -> String {
+    let hash = Sha256::digest(bytes);
+    let mut out = String::with_capacity(71);
+    out.push_str("sha256:");
+    for b in hash {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// `user:secret` as given, else `token:<the token>`, base64-encoded for `Basic`.
+fn basic(creds: &str) -> String {
+    let pair = if creds.contains(':') {
+        creds.to_owned()
+    } else {
+        format!("token:{creds}")
+    };
+    base64::engine::general_purpose::STANDARD.encode(pair)
+}
+
+/// `key="value", key2="value2"` of a challenge.
+fn parse_params(s: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut rest = s.trim();
+    while !rest.is_empty() {
+        let Some((key, after)) = rest.split_once('=') else {
+            break;
+        };
+        let key = key
+            .trim()
+            .trim_start_matches(',')
+            .trim()
+            .to_ascii_lowercase();
+        let after = after.trim_start();
+        let (value, next) = if let Some(quoted) = after.strip_prefix('"') {
+            match quoted.find('"') {
+                Some(end) => (&quoted[..end], &quoted[end + 1..]),
+                None => (quoted, ""),
+            }
+        } else {
+            match after.find(',') {
+                Some(end) => (&after[..end], &after[end..]),
+                None => (after, ""),
+            }
+        };
+        out.push((key, value.to_owned()));
+        rest = next.trim_start().trim_start_matches(',').trim_start();
+    }
+    out
+}
+
+fn percent(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `location` resolved against `base` (absolute, or a path on the same origin).
+fn resolve(base: &str, location: &str) -> String {
+    if location.contains("://") {
+        return location.to_owned();
+    }
+    let origin_end = base
+        .find("://")
+        .and_then(|i| base[i + 3..].find('/').map(|j| i + 3 + j))
+        .unwrap_or(base.len());
+    if location.starts_with('/') {
+        format!("{}{location}", &base[..origin_end])
+    } else {
+        let dir_end = base.rfind('/').unwrap_or(base.len());
+        format!("{}/{location}", &base[..dir_end])
+    }
+}
+
+/// A URL without its query (signed storage URLs carry credentials there).
+fn redact_url(url: &str) -> &str {
+    url.split('?').next().unwrap_or(url)
+}
+
+/// `: CODE: message` of a registry's JSON error answer, if it is one.
+fn registry_error(body: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| {
+            let e = v.get("errors")?.get(0)?;
+            Some(format!(
+                ": {} {}",
+                e.get("code")?.as_str()?,
+                e.get("message").and_then(|m| m.as_str()).unwrap_or("")
+            ))
+        })
+        .map(|s| crate::logsafe::Escaped(s.trim_end()).to_string())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn challenges_and_redirects_parse() {
+        let p = parse_params(
+            r#"realm="https://ghcr.io/token",service="ghcr.io",scope="repository:a/b:pull""#,
+        );
+        assert_eq!(
+            p,
+            [
+                ("realm".to_string(), "https://ghcr.io/token".to_string()),
+                ("service".into(), "ghcr.io".into()),
+                ("scope".into(), "repository:a/b:pull".into())
+            ]
+        );
+        assert_eq!(
+            resolve("http://h:5/v2/a/blobs/x", "/store/1?sig=2"),
+            "http://h:5/store/1?sig=2"
+        );
+        assert_eq!(redact_url("https://s3/x?X-Amz-Signature=1"), "https://s3/x");
+        assert!(is_loopback("127.0.0.1") && is_loopback("::1") && !is_loopback("10.0.0.1"));
+    }
+}
