@@ -228,7 +228,9 @@ pub fn clean_yaml<'a>(block: &Block<'a>, notes: &mut Vec<Note>) -> std::borrow::
 /// mapping. Errors are located in the file (fence offset + YAML line) and say what is wrong.
 ///
 /// Common simple frontmatter is read by [`parse_simple`]; anything it is not sure about goes
-/// to `serde_yaml`, which also gives every error.
+/// to `serde_yaml`, which also gives every error. The values of `metadata` that YAML reads
+/// as numbers or booleans keep the text they were written as (`version: 1.10` is `"1.10"`;
+/// see `metadata.rs`).
 pub fn parse(block: &Block<'_>, notes: &mut Vec<Note>) -> Result<Mapping, Note> {
     let yaml = clean_yaml(block, notes);
     // Absurd nesting costs YAML parsers quadratic time: refused after one linear pass.
@@ -242,10 +244,17 @@ pub fn parse(block: &Block<'_>, notes: &mut Vec<Note>) -> Result<Mapping, Note> 
             ),
         ));
     }
-    if let Some(m) = parse_simple(&yaml) {
+    let mut map = parse_yaml(block, &yaml)?;
+    metadata::keep_text(&yaml, &mut map);
+    Ok(map)
+}
+
+/// [`parse`]'s YAML reading: [`parse_simple`], else `serde_yaml`.
+fn parse_yaml(block: &Block<'_>, yaml: &str) -> Result<Mapping, Note> {
+    if let Some(m) = parse_simple(yaml) {
         return Ok(m);
     }
-    match serde_yaml::from_str::<Value>(&yaml) {
+    match serde_yaml::from_str::<Value>(yaml) {
         Ok(Value::Mapping(m)) => Ok(m),
         Ok(Value::Null) => Ok(Mapping::new()),
         Ok(Value::Tagged(t)) if matches!(t.value, Value::Mapping(_)) => match t.value {
@@ -305,6 +314,7 @@ pub fn parse_simple(yaml: &str) -> Option<Mapping> {
 mod fields;
 mod json;
 mod markdown;
+mod metadata;
 mod simple;
 #[cfg(test)]
 mod tests;

@@ -131,3 +131,16 @@ pub fn key_line(block: &Block<'_>, key: &str) -> Option<u32> {
             .then(|| block.open_line + 1 + i as u32)
     })
 }
+
+/// A skill's version: `metadata.version` (the Agent Skills convention), as the text it was
+/// written as (see [`parse`]), trimmed; `None` when absent, empty or not a scalar. A
+/// top-level `version` is not read (the specification puts it under `metadata`).
+pub fn version(map: &Mapping) -> Option<String> {
+    let Some(Value::Mapping(meta)) = get(map, "metadata") else {
+        return None;
+    };
+    get(meta, "version")
+        .and_then(scalar_string)
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+}

@@ -1019,3 +1019,73 @@ fn prefix_and_trim() {
     assert_eq!(trim_body("\n\n  code\nx  \n\n"), "  code\nx");
     assert_eq!(trim_body("\n \n"), "");
 }
+
+/// `metadata` is a map of strings: a value keeps the text it was written as.
+#[test]
+fn metadata_values_keep_their_text() {
+    let cases = [
+        ("1.10", "1.10"),
+        ("1.0", "1.0"),
+        ("01", "01"),
+        ("2.0.0", "2.0.0"),
+        ("'1.10'", "1.10"),
+        ("\"1.10\"", "1.10"),
+        ("true", "true"),
+        ("2024-01-15", "2024-01-15"),
+        ("0x1F", "0x1F"),
+        ("1e3", "1e3"),
+        ("-0", "-0"),
+        ("  3.10   # a comment", "3.10"),
+    ];
+    for (written, text) in cases {
+        let m = parse_ok(&format!(
+            "---\nname: x\ndescription: d\nmetadata:\n  author: me\n  version: {written}\n  tags: [a, 2]\n---\n"
+        ));
+        assert_eq!(version(&m).as_deref(), Some(text), "version: {written}");
+        let Some(Value::Mapping(meta)) = get(&m, "metadata") else {
+            panic!("metadata is a mapping");
+        };
+        // Every scalar of `metadata` is a string; other values keep their shape.
+        assert_eq!(get(meta, "version"), Some(&Value::String(text.into())));
+        assert_eq!(string_list(get(meta, "tags").unwrap()), vec!["a", "2"]);
+        // The JSON form carries the text too.
+        let v: serde_json::Value = serde_json::from_str(&to_json(&m)).unwrap();
+        assert_eq!(v["metadata"]["version"], serde_json::json!(text));
+    }
+    // Other metadata numbers and booleans keep their text, and lenient reads still work.
+    let m = parse_ok(
+        "---\nname: x\nmetadata:\n  priority: 5\n  beta: yes\n  on: true\n  n: 1.50\n---\n",
+    );
+    let Some(Value::Mapping(meta)) = get(&m, "metadata") else {
+        panic!("metadata is a mapping");
+    };
+    assert_eq!(integer(get(meta, "priority").unwrap()), Some(5));
+    assert_eq!(boolean(get(meta, "on").unwrap()), Some(true));
+    assert_eq!(
+        get(meta, "n").and_then(scalar_string).as_deref(),
+        Some("1.50")
+    );
+    assert_eq!(
+        get(meta, "beta").and_then(scalar_string).as_deref(),
+        Some("yes")
+    );
+    // An alias to a number keeps the anchored text.
+    let m = parse_ok("---\nname: x\nbase: &v 1.10\nmetadata:\n  version: *v\n---\n");
+    assert_eq!(version(&m).as_deref(), Some("1.10"));
+    // Top-level fields keep YAML's types; a top-level `version` is not the skill's version.
+    let m = parse_ok("---\nname: x\nversion: 1.10\n---\n");
+    assert_eq!(to_json(&m), r#"{"name":"x","version":1.1}"#);
+    assert_eq!(version(&m), None);
+    // Absent, null, empty and non-scalar versions are no version.
+    for yaml in [
+        "metadata:\n  author: me",
+        "metadata:\n  version:",
+        "metadata:\n  version: ~",
+        "metadata:\n  version: ''",
+        "metadata:\n  version: [1, 2]",
+        "metadata: 1.10",
+    ] {
+        let m = parse_ok(&format!("---\nname: x\n{yaml}\n---\n"));
+        assert_eq!(version(&m), None, "{yaml}");
+    }
+}
