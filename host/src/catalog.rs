@@ -336,6 +336,55 @@ impl Catalog {
         }
     }
 
+    /// A second engine instance holding a copy of the current index (copied through its
+    /// snapshot sections, as the index cache restores one: the same answers), under the same
+    /// access rules and caller: for work split over threads (`eval`), each thread calling its
+    /// own instance. It is not rebuilt with this catalog: a one-shot command's helper.
+    pub fn replica(&self) -> anyhow::Result<Self> {
+        let snapshot = self.snapshot();
+        let builder = Builder {
+            runtime: &self.inner.runtime,
+            options: &self.inner.options,
+            names: &self.inner.roots,
+        };
+        let (mut guest, index) = builder.new_index(&snapshot.roots)?;
+        // Section by section: one section held at a time.
+        self.with_live(&snapshot, |live| {
+            let count = live.guest.snapshot_sections(live.index)?;
+            for n in 0..count {
+                let bytes = live.guest.snapshot_section(live.index, n)?;
+                guest.restore_section(index, n, count, &bytes)?;
+            }
+            Ok(())
+        })
+        .context("copying the index into a second engine instance")?;
+        let access = {
+            let access = self.inner.access.read().unwrap_or_else(|e| e.into_inner());
+            AccessRules {
+                version: access.version,
+                rules: access.rules.clone(),
+            }
+        };
+        Ok(Self {
+            inner: Arc::new(Inner {
+                runtime: self.inner.runtime.clone(),
+                options: self.inner.options.clone(),
+                roots: self.inner.roots.clone(),
+                current: RwLock::new(Arc::new(Snapshot {
+                    number: snapshot.number,
+                    roots: snapshot.roots.clone(),
+                    stats: snapshot.stats.clone(),
+                    host_reports: snapshot.host_reports.clone(),
+                    excluded: snapshot.excluded.clone(),
+                    live: Mutex::new(Some(Live::new(guest, index))),
+                })),
+                rebuilds: SingleFlight::new(),
+                access: RwLock::new(access),
+            }),
+            caller: self.caller.clone(),
+        })
+    }
+
     /// Whose view this catalog answers from (`None`: the full index).
     pub fn caller(&self) -> Option<&Caller> {
         self.caller.as_deref()

@@ -111,31 +111,14 @@ pub fn run(catalog: &Catalog, config: &Config, args: &EvalArgs) -> anyhow::Resul
         files = every_eval_file(catalog)?;
     }
     let mut report = Report::default();
-    for ReadEvalFile { skill, file, bytes } in files {
-        if hidden.contains(&skill) {
-            report.hidden.push(skill);
-            continue;
+    let ran = run_files(&view, files, &hidden, args.accept_ambiguous)?;
+    for r in ran {
+        match r {
+            Ran::Hidden(skill) => report.hidden.push(skill),
+            Ran::Problems(problems) => report.problems.extend(problems),
+            Ran::Eval(e) => report.evals.push(e),
+            Ran::Queries(..) => unreachable!("every parsed file was run"),
         }
-        let parsed = match bytes {
-            Ok(b) => parse(catalog, &b)?,
-            Err(messages) => Err(messages),
-        };
-        let queries = match parsed {
-            Ok(q) => q,
-            Err(messages) => {
-                report
-                    .problems
-                    .extend(messages.into_iter().map(|message| Problem {
-                        skill: skill.clone(),
-                        file: file.clone(),
-                        message,
-                    }));
-                continue;
-            }
-        };
-        report
-            .evals
-            .push(view.evaluate(&skill, &queries, args.accept_ambiguous)?);
     }
 
     for p in &report.problems {
@@ -214,6 +197,141 @@ pub(crate) fn parse(
     Ok(catalog
         .parse_eval_queries(bytes)?
         .map_err(|problems| problems.iter().map(located).collect()))
+}
+
+/// What became of one eval file.
+enum Ran {
+    Hidden(String),
+    Problems(Vec<Problem>),
+    Eval(SkillEval),
+    /// Parsed, to be run: the skill and its queries.
+    Queries(String, Vec<EvalQuery>),
+}
+
+/// Fewer queries than this run on one engine instance: another costs a copy of the index,
+/// about what 250-500 queries cost (100 ms on the 2,620-skill corpus).
+const PARALLEL_QUERIES: usize = 256;
+
+/// Run every file on `view`, in order: each
+/// checked (hidden from the caller, unreadable, malformed) and parsed, then its queries run.
+/// With [`PARALLEL_QUERIES`] or more queries and more than one CPU, the skills are shared out
+/// over up to 4 threads (one a CPU), each calling its own engine instance holding a copy of
+/// the index ([`Catalog::replica`]): the same answers, in the same order.
+fn run_files(
+    view: &Catalog,
+    files: Vec<ReadEvalFile>,
+    hidden: &BTreeSet<String>,
+    accept_ambiguous: bool,
+) -> anyhow::Result<Vec<Ran>> {
+    let mut ran: Vec<Ran> = files
+        .into_iter()
+        .map(|f| parse_file(view, f, hidden))
+        .collect::<anyhow::Result<_>>()?;
+    let pending: Vec<usize> = (0..ran.len())
+        .filter(|&i| matches!(ran[i], Ran::Queries(..)))
+        .collect();
+    let queries: usize = ran
+        .iter()
+        .map(|r| match r {
+            Ran::Queries(_, q) => q.len(),
+            _ => 0,
+        })
+        .sum();
+    let threads = if queries < PARALLEL_QUERIES {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 4)
+            .min(pending.len())
+    };
+    let evaluate = |catalog: &Catalog, r: &Ran| -> anyhow::Result<SkillEval> {
+        let Ran::Queries(skill, queries) = r else {
+            unreachable!("only parsed files are pending")
+        };
+        catalog.evaluate(skill, queries, accept_ambiguous)
+    };
+    let mut done: Vec<(usize, SkillEval)> = Vec::with_capacity(pending.len());
+    if threads <= 1 {
+        for &i in &pending {
+            done.push((i, evaluate(view, &ran[i])?));
+        }
+    } else {
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let work = |catalog: &Catalog| -> anyhow::Result<Vec<(usize, SkillEval)>> {
+            let started = std::time::Instant::now();
+            let mut done = Vec::new();
+            loop {
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&i) = pending.get(k) else {
+                    tracing::debug!(
+                        "eval: {} skills on one engine instance in {} ms",
+                        done.len(),
+                        started.elapsed().as_millis()
+                    );
+                    return Ok(done);
+                };
+                done.push((i, evaluate(catalog, &ran[i])?));
+            }
+        };
+        std::thread::scope(|scope| -> anyhow::Result<()> {
+            // (the copies are made on their threads while this one already runs queries)
+            let helpers: Vec<_> = (1..threads)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let started = std::time::Instant::now();
+                        let replica = view.replica()?;
+                        tracing::debug!(
+                            "eval: the index copied into another engine instance in {} ms",
+                            started.elapsed().as_millis()
+                        );
+                        work(&replica)
+                    })
+                })
+                .collect();
+            let mut results = vec![work(view)];
+            for h in helpers {
+                results.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
+            }
+            for r in results {
+                done.extend(r?);
+            }
+            Ok(())
+        })?;
+    }
+    for (i, e) in done {
+        ran[i] = Ran::Eval(e);
+    }
+    Ok(ran)
+}
+
+/// One eval file checked and parsed: hidden from the caller, unreadable or malformed (located
+/// problems), or its queries.
+fn parse_file(
+    catalog: &Catalog,
+    ReadEvalFile { skill, file, bytes }: ReadEvalFile,
+    hidden: &BTreeSet<String>,
+) -> anyhow::Result<Ran> {
+    if hidden.contains(&skill) {
+        return Ok(Ran::Hidden(skill));
+    }
+    let parsed = match bytes {
+        Ok(b) => parse(catalog, &b)?,
+        Err(messages) => Err(messages),
+    };
+    Ok(match parsed {
+        Ok(queries) => Ran::Queries(skill, queries),
+        Err(messages) => Ran::Problems(
+            messages
+                .into_iter()
+                .map(|message| Problem {
+                    skill: skill.clone(),
+                    file: file.clone(),
+                    message,
+                })
+                .collect(),
+        ),
+    })
 }
 
 /// Read a file given on the command line, refusing one larger than an eval file may be.

@@ -181,7 +181,7 @@ impl Builder<'_> {
     }
 
     /// A new engine instance reading through `roots`, with a new, empty index.
-    fn new_index(&self, roots: &Arc<Roots>) -> anyhow::Result<(Guest, IndexHandle)> {
+    pub(super) fn new_index(&self, roots: &Arc<Roots>) -> anyhow::Result<(Guest, IndexHandle)> {
         let files: Arc<dyn FileSource> = roots.clone();
         let mut guest = self
             .runtime
