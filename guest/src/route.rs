@@ -47,14 +47,20 @@ pub fn decision(config: &EngineConfig, scores: &[f64]) -> Decision {
 pub fn decide(config: &EngineConfig, hits: Vec<SearchHit>) -> RouteOutcome {
     let scores: Vec<f64> = hits.iter().map(|h| h.score).collect();
     let mut hits: Vec<Option<SearchHit>> = hits.into_iter().map(Some).collect();
-    match decision(config, &scores) {
+    decide_with(config, &scores, |i| hits[i].take().expect("a hit"))
+}
+
+/// [`decide`] from the hits' scores (best first) alone: `hit(i)` makes the `i`-th hit, called
+/// only for those the outcome holds (each once).
+pub fn decide_with(
+    config: &EngineConfig,
+    scores: &[f64],
+    mut hit: impl FnMut(usize) -> SearchHit,
+) -> RouteOutcome {
+    match decision(config, scores) {
         Decision::NoMatch => RouteOutcome::NoMatch,
-        Decision::Matched(i) => RouteOutcome::Matched(hits[i].take().expect("a hit")),
-        Decision::Ambiguous(is) => RouteOutcome::Ambiguous(
-            is.into_iter()
-                .map(|i| hits[i].take().expect("a hit"))
-                .collect(),
-        ),
+        Decision::Matched(i) => RouteOutcome::Matched(hit(i)),
+        Decision::Ambiguous(is) => RouteOutcome::Ambiguous(is.into_iter().map(hit).collect()),
     }
 }
 

@@ -54,9 +54,24 @@ impl Index {
         context: &str,
         skill_path: &str,
     ) -> Result<(RouteOutcome, Option<u32>), Error> {
-        self.find(skill_path)?;
-        let hits = self.route_hits(context, false)?;
-        Ok(ranked_outcome(&self.config, hits, skill_path))
+        let i = self.find(skill_path)?;
+        self.route_rank_of(context, i)
+    }
+
+    /// [`Index::route_ranked`] of skill number `i`: only the hits the outcome holds are made
+    /// (their names and descriptions copied), not all the candidates scored.
+    fn route_rank_of(&self, context: &str, i: usize) -> Result<(RouteOutcome, Option<u32>), Error> {
+        let scored = self.route_scored(context, false)?;
+        let rank = scored
+            .iter()
+            .position(|s| s.doc == i)
+            .map(|p| u32::try_from(p + 1).unwrap_or(u32::MAX));
+        let scores: Vec<f64> = scored.iter().map(|s| s.score).collect();
+        let mut scored: Vec<Option<rank::Scored>> = scored.into_iter().map(Some).collect();
+        let outcome = route::decide_with(&self.config, &scores, |k| {
+            self.hit(scored[k].take().expect("a hit"))
+        });
+        Ok((outcome, rank))
     }
 
     /// Run `queries` for the skill `skill_path`: each routed as [`Index::route`] routes a
@@ -70,11 +85,7 @@ impl Index {
         let i = self.find(skill_path)?;
         let skill_path = &self.docs[i].skill_path;
         run(skill_path, queries, accept_ambiguous, |q| {
-            Ok(ranked_outcome(
-                &self.config,
-                self.route_hits(q, false)?,
-                skill_path,
-            ))
+            self.route_rank_of(q, i)
         })
     }
 

@@ -149,17 +149,20 @@ impl Index {
         Ok(scored
             .into_iter()
             .filter(|s| s.doc < self.docs.len())
-            .map(|s| {
-                let d = &self.docs[s.doc];
-                SearchHit {
-                    skill_path: d.skill_path.clone(),
-                    name: d.name.clone(),
-                    description: d.description.clone(),
-                    score: s.score,
-                    matched: s.matched,
-                }
-            })
+            .map(|s| self.hit(s))
             .collect())
+    }
+
+    /// The hit of a scored skill.
+    pub(super) fn hit(&self, s: rank::Scored) -> SearchHit {
+        let d = &self.docs[s.doc];
+        SearchHit {
+            skill_path: d.skill_path.clone(),
+            name: d.name.clone(),
+            description: d.description.clone(),
+            score: s.score,
+            matched: s.matched,
+        }
     }
 
     /// Per-field, per-term account of one skill's score for a query.
@@ -224,8 +227,23 @@ impl Index {
     /// The hits routing decides on: the best `ROUTE_CANDIDATES` (or `max_results`, if more),
     /// with the words each matched when `words` (the same hits, order and scores without).
     pub(super) fn route_hits(&self, context: &str, words: bool) -> Result<Vec<SearchHit>, Error> {
+        Ok(self
+            .route_scored(context, words)?
+            .into_iter()
+            .map(|s| self.hit(s))
+            .collect())
+    }
+
+    /// [`Index::route_hits`] as skill numbers and scores.
+    pub(super) fn route_scored(
+        &self,
+        context: &str,
+        words: bool,
+    ) -> Result<Vec<rank::Scored>, Error> {
         let limit = ROUTE_CANDIDATES.max(self.config.max_results as usize) as u32;
-        self.search_with(context, limit, words)
+        let mut scored = self.scored(context, limit, words)?;
+        scored.retain(|s| s.doc < self.docs.len());
+        Ok(scored)
     }
 }
 
