@@ -102,7 +102,8 @@ fn audit_json_names_the_hijacker_the_unreachable_skill_and_the_duplicates() {
             keys.sort();
             assert_eq!(keys, ["separating", "shared", "skill", "strength"], "{c}");
             let strength = c["strength"].as_f64().unwrap();
-            assert!(strength > 0.0 && strength <= 1.0 && strength <= last, "{s}");
+            // 0 for one that wins or ties none of the requests but comes closest.
+            assert!((0.0..=1.0).contains(&strength) && strength <= last, "{s}");
             last = strength;
             assert!(c["shared"].is_array() && c["separating"].is_array());
         }

@@ -579,3 +579,77 @@ fn a_running_server_picks_up_an_editor_save() {
         client.cancel().await.unwrap();
     });
 }
+
+/// The open skill's audit competitors: the engine's one-skill audit (`index.audit-one`, the
+/// caller's view), the entry `skills-mcp audit --json` gives that skill (less the
+/// collection-wide `hijacker` finding); its eval queries, given, are the requests meant for it;
+/// a file that is no skill of the index yet has none.
+#[test]
+fn editor_shows_the_open_skills_audit_competitors() {
+    let root = skills_tree();
+    let editor = Editor::start(&[root.path()], &[]);
+    let audit = |path: &str, requests: Value| {
+        let a = editor.call(
+            "POST",
+            "/api/audit",
+            Some(json!({"root": 0, "path": path, "requests": requests})),
+            "",
+        );
+        assert_eq!(a.status, 200, "{a:?}");
+        body_json(&a)
+    };
+    let report = stdout_json(&run(&[
+        "audit",
+        "--json",
+        "--no-default-roots",
+        "--root",
+        root.path().to_str().unwrap(),
+    ]));
+    for (file, skill) in [
+        ("data/csv/SKILL.md", "data/csv"),
+        ("tools/pdf/SKILL.md", "tools/pdf"),
+    ] {
+        let mut entry = report["skills"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["skill"] == skill)
+            .unwrap_or_else(|| panic!("{skill} in {report}"))
+            .clone();
+        entry["findings"]
+            .as_array_mut()
+            .unwrap()
+            .retain(|f| f["kind"] != "hijacker");
+        assert_eq!(audit(file, json!([]))["audit"], entry, "{skill}");
+    }
+    // Requests meant for the CSV skill that the PDF skill wins: it competes, with the words.
+    let given = audit(
+        "data/csv/SKILL.md",
+        json!([
+            "extract tables from pdf files",
+            "clean messy csv spreadsheets"
+        ]),
+    );
+    let rival = &given["audit"]["competitors"][0];
+    assert_eq!(rival["skill"], "tools/pdf", "{given}");
+    assert_eq!(rival["strength"], 0.5, "{given}");
+    assert!(
+        rival["separating"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("pdf")),
+        "{given}"
+    );
+    // Not a skill of the index (yet): no audit.
+    assert!(audit("new/SKILL.md", json!([]))["audit"].is_null());
+    // The API's guard holds here too: no secret, no audit.
+    let a = raw(
+        &editor.addr,
+        &format!(
+            "POST /api/audit HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json",
+            editor.addr
+        ),
+        br#"{"root": 0, "path": "data/csv/SKILL.md"}"#,
+    );
+    assert_eq!(a.status, 401, "{a:?}");
+}

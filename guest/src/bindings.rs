@@ -460,6 +460,17 @@ impl x::GuestIndex for IndexResource {
         audit::audit(&self.get(), requests)
     }
 
+    fn audit_one(
+        &self,
+        skill_path: String,
+        requests: Vec<String>,
+    ) -> Result<x::AuditSkill, t::Error> {
+        self.get()
+            .audit_one(&skill_path, &requests)
+            .map(audit::skill)
+            .map_err(error)
+    }
+
     fn audit_requests(&self, skill_path: String) -> Result<Vec<String>, t::Error> {
         self.get().audit_requests(&skill_path).map_err(error)
     }
@@ -868,35 +879,36 @@ mod audit {
             })
             .collect();
         let skills = index.audit(&given).map_err(error)?;
-        Ok(skills
-            .into_iter()
-            .map(|s| x::AuditSkill {
-                skill_path: s.skill_path,
-                requests: s.requests,
-                derived: s.derived,
-                competitors: s
-                    .competitors
-                    .into_iter()
-                    .map(|c| x::AuditCompetitor {
-                        skill_path: c.skill_path,
-                        strength: c.strength,
-                        shared: c.shared,
-                        separating: c.separating,
-                    })
-                    .collect(),
-                findings: s
-                    .findings
-                    .into_iter()
-                    .map(|f| x::AuditFinding {
-                        kind: match f.kind {
-                            a::AuditFindingKind::Unreachable => x::AuditFindingKind::Unreachable,
-                            a::AuditFindingKind::Duplicate => x::AuditFindingKind::Duplicate,
-                            a::AuditFindingKind::Hijacker => x::AuditFindingKind::Hijacker,
-                        },
-                        message: f.message,
-                    })
-                    .collect(),
-            })
-            .collect())
+        Ok(skills.into_iter().map(skill).collect())
+    }
+
+    pub fn skill(s: a::AuditSkill) -> x::AuditSkill {
+        x::AuditSkill {
+            skill_path: s.skill_path,
+            requests: s.requests,
+            derived: s.derived,
+            competitors: s
+                .competitors
+                .into_iter()
+                .map(|c| x::AuditCompetitor {
+                    skill_path: c.skill_path,
+                    strength: c.strength,
+                    shared: c.shared,
+                    separating: c.separating,
+                })
+                .collect(),
+            findings: s
+                .findings
+                .into_iter()
+                .map(|f| x::AuditFinding {
+                    kind: match f.kind {
+                        a::AuditFindingKind::Unreachable => x::AuditFindingKind::Unreachable,
+                        a::AuditFindingKind::Duplicate => x::AuditFindingKind::Duplicate,
+                        a::AuditFindingKind::Hijacker => x::AuditFindingKind::Hijacker,
+                    },
+                    message: f.message,
+                })
+                .collect(),
+        }
     }
 }

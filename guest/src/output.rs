@@ -521,9 +521,14 @@ pub fn audit_text(skills: &[crate::index::AuditSkill]) -> String {
                     format!("  {label}: {}", w.join(", "))
                 }
             };
+            // A competitor that wins or ties none of the requests only comes close.
+            let strength = if c.strength > 0.0 {
+                format!("{:>4.0}%", c.strength * 100.0)
+            } else {
+                "close".to_owned()
+            };
             out.push_str(&format!(
-                "  {:>4.0}%  {}{}{}\n",
-                c.strength * 100.0,
+                "  {strength}  {}{}{}\n",
                 c.skill_path,
                 words("shared", &c.shared),
                 words("separating", &c.separating)

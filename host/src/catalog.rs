@@ -655,6 +655,12 @@ impl Catalog {
         self.with_index(|g, i| g.audit(i, requests))
     }
 
+    /// One skill's audit (of this catalog's view; no `hijacker` finding): `requests` are
+    /// those meant for it (its eval queries), none: derived from its text.
+    pub fn audit_one(&self, skill_path: &str, requests: &[String]) -> anyhow::Result<AuditSkill> {
+        self.with_index(|g, i| g.audit_one(i, skill_path, requests))
+    }
+
     /// The requests an audit derives from a skill's own text.
     pub fn audit_requests(&self, skill_path: &str) -> anyhow::Result<Vec<String>> {
         self.with_index(|g, i| g.audit_requests(i, skill_path))

@@ -170,6 +170,7 @@ fn router(editor: Arc<Editor>, port: u16) -> Router {
         .route("/api/open", post(api_open))
         .route("/api/check", post(api_check))
         .route("/api/save", post(api_save))
+        .route("/api/audit", post(api_audit))
         .route_layer(middleware::from_fn_with_state(
             editor.clone(),
             require_secret,
@@ -512,6 +513,48 @@ async fn api_check(State(editor): State<Arc<Editor>>, Json(c): Json<CheckRequest
             "evalError": eval_error,
         }))
         .into_response())
+    })
+    .await
+}
+
+#[derive(Deserialize)]
+struct AuditRequest {
+    root: usize,
+    path: String,
+    /// The requests meant for the skill (its eval queries that should trigger it); none:
+    /// those derived from its text.
+    #[serde(default)]
+    requests: Vec<String>,
+}
+
+/// `POST /api/audit {"root", "path", "requests"}`: the audit of the skill the file is, as
+/// saved (`index.audit-one` over the caller's view, what `skills-mcp audit` reports for it,
+/// without the collection-wide `hijacker` finding), in `audit --json`'s shape for one skill:
+/// `{"audit": {"skill", "competitors": [{"skill", "strength", "shared", "separating"}],
+/// "findings": [..]}}`; `{"audit": null}` when the file is no skill of the index yet.
+async fn api_audit(State(editor): State<Arc<Editor>>, Json(a): Json<AuditRequest>) -> Response {
+    blocking(move || {
+        if a.requests.len() > MAX_REQUESTS {
+            return Ok(refusal(
+                StatusCode::BAD_REQUEST,
+                &format!("at most {MAX_REQUESTS} requests at once"),
+            ));
+        }
+        let skill = editor
+            .view
+            .skills()?
+            .into_iter()
+            .find(|s| s.root as usize == a.root && s.file == a.path);
+        let Some(skill) = skill else {
+            return Ok(Json(json!({ "audit": null })).into_response());
+        };
+        match editor.view.audit_one(&skill.skill_path, &a.requests) {
+            Ok(one) => {
+                let report = skills_engine::output::audit_json(&[crate::output::audit_skill(one)]);
+                Ok(Json(json!({ "audit": report["skills"][0] })).into_response())
+            }
+            Err(e) => Ok(Json(json!({ "error": engine_error(&e) })).into_response()),
+        }
     })
     .await
 }

@@ -1147,6 +1147,19 @@ impl Guest {
         self.typed("auditing the skills", r)
     }
 
+    /// One skill's audit (no `hijacker` finding), at one skill's cost.
+    pub fn audit_one(
+        &mut self,
+        index: IndexHandle,
+        skill_path: &str,
+        requests: &[String],
+    ) -> anyhow::Result<AuditSkill> {
+        let r = self.engine_call("index.audit-one", |s, e| {
+            e.index().call_audit_one(s, index.0, skill_path, requests)
+        });
+        self.typed(format_args!("auditing {skill_path:?}"), r)
+    }
+
     /// The requests an audit derives from a skill's text.
     pub fn audit_requests(
         &mut self,

@@ -160,6 +160,7 @@ async function openFile(root, path) {
   }
   showFileState();
   await update();
+  await refreshAudit();
   setStatus('ready');
 }
 
@@ -213,6 +214,7 @@ async function save() {
       a.classList.toggle('open', a.dataset.root === String(t.root) && a.dataset.file === t.path);
     }
     await update();
+    await refreshAudit();
   } catch (e) {
     $('save-error').textContent = `not saved: ${e.message}`;
   } finally {
@@ -318,10 +320,47 @@ async function saveEvals() {
   try {
     const r = await adapter.save(current.root, evalFile.path, text, evalFile.digest);
     evalFile = { ...evalFile, digest: r.digest, saved: text };
+    await refreshAudit();
   } catch (e) {
     $('eval-error').textContent = `not saved: ${e.message}`;
   } finally {
     showEvalState();
+  }
+}
+
+// ---- both modes: the audit competitors of the skill as saved (or as the collection has it) ----
+
+/**
+ * The skills that take or come close to the requests meant for the open skill (its eval
+ * queries that should trigger it, else those derived from its text), from the engine's
+ * one-skill audit: the skill, its strength ("close": it wins or ties none), the words both
+ * match and the words that separate them.
+ */
+async function refreshAudit() {
+  const { root, path } = target();
+  const body = $('competitors').tBodies[0];
+  const requests = evalFile ? evalQueries().filter((q) => q.should_trigger).map((q) => q.query) : [];
+  let a = null;
+  let error = null;
+  try {
+    a = adapter.audit(root, path, requests);
+    if (a instanceof Promise) a = await a;
+  } catch (e) {
+    error = e;
+  }
+  body.replaceChildren();
+  $('audit-findings').textContent = '';
+  if (error) { $('audit-summary').textContent = `not run: ${error.message ?? error}`; return; }
+  if (!a) { $('audit-summary').textContent = 'not a skill of the collection yet (save it first)'; return; }
+  $('audit-summary').textContent = `${a.competitors.length} competitor${a.competitors.length === 1 ? '' : 's'} of ${a.skill}`;
+  $('audit-findings').textContent = a.findings.map((f) => `${f.kind}: ${f.message}`).join('\n');
+  for (const c of a.competitors) {
+    const tr = body.insertRow();
+    tr.dataset.skill = c.skill;
+    tr.insertCell().textContent = c.skill;
+    tr.insertCell().textContent = c.strength > 0 ? `${Math.round(c.strength * 100)}%` : 'close';
+    tr.insertCell().textContent = c.shared.join(', ');
+    tr.insertCell().textContent = c.separating.join(', ');
   }
 }
 
@@ -348,6 +387,7 @@ function startFrom() {
     $('source').value = adapter.open(0, file).text;
   }
   update();
+  refreshAudit();
 }
 
 async function loadFolder(name, source) {

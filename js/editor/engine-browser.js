@@ -47,6 +47,22 @@ export async function connectBrowser({ onRestart }) {
       return { text: f ? f.text : '', digest: null, readOnly: 'a file of the page, not saved anywhere' };
     },
 
+    /**
+     * The audit of the collection's skill the file is (the engine's one-skill audit,
+     * `Index.auditOne`), in `skills-mcp audit --json`'s shape for one skill, as the host
+     * adapter answers; `null` when the file is no skill of the collection.
+     */
+    audit(root, path, requests = []) {
+      const skill = collection.index.skills().find((s) => s.file === path);
+      if (!skill) return null;
+      const a = collection.index.auditOne(skill.skillPath, requests);
+      return {
+        skill: a.skillPath,
+        competitors: a.competitors.map((c) => ({ skill: c.skillPath, strength: c.strength, shared: c.shared, separating: c.separating })),
+        findings: a.findings,
+      };
+    },
+
     /** Lint the draft and rank it: the per-keystroke work. */
     analyse(root, path, text, reqs) {
       // The engine uses only the entries of the skill's own folder, all below the file's

@@ -72,6 +72,17 @@ export async function connectHost(secret) {
       // `evals`: the draft's eval queries run (`skills-mcp eval --json`'s shape for a skill).
       return { check: camel(a.check), ranking: camel(a.ranking), rankError: error(a.rankError), evals: a.evals ?? null, evalError: error(a.evalError) };
     },
+    /**
+     * The audit of the skill the file is, as saved (`skills-mcp audit --json`'s entry for it:
+     * {skill, competitors: [{skill, strength, shared, separating}], findings}), the host's
+     * one-skill audit; `null` when the file is no skill of the index yet. `requests`: those
+     * meant for it (its eval queries that should trigger it); none: derived from its text.
+     */
+    async audit(root, path, requests = []) {
+      const a = await call('POST', 'api/audit', { root, path, requests });
+      if (a.error) throw Object.assign(new Error(a.error.message), { kind: a.error.kind });
+      return a.audit ?? null;
+    },
     /** Save: `digest` is the file's as opened (`null`: a new file). Returns the new digest. */
     save: (root, path, text, digest) => call('POST', 'api/save', { root, path, text, digest }),
   };

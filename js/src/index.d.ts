@@ -261,6 +261,8 @@ export declare class IndexQueries {
   audit(requests?: { skillPath: string; requests: string[] }[]): AuditSkill[];
   /** The requests `audit` derives from a skill's own text. */
   auditRequests(skillPath: string): string[];
+  /** One skill's audit (its entry of `audit`, without `hijacker`) at one skill's cost. */
+  auditOne(skillPath: string, requests?: string[]): AuditSkill;
 }
 
 /** A finished index. After a trap it is rebuilt (from its roots) on its next use. */

@@ -355,6 +355,12 @@ export class IndexQueries {
   }
   /** The requests `audit` derives from a skill's own text. */
   auditRequests(skillPath) { return this._query('auditRequests', skillPath); }
+  /**
+   * One skill's audit (for an editor): its entry of `audit()` (no `hijacker` finding, which
+   * needs every skill's requests) at one skill's cost.
+   * @param {string[]} [requests] the requests meant for it (its eval queries); none: derived
+   */
+  auditOne(skillPath, requests = []) { return this._query('auditOne', skillPath, toList(requests)); }
 }
 
 /** Eval queries as the engine takes them, from `{query, should_trigger}` (the file's) or `{query, shouldTrigger}`. */

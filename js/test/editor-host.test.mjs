@@ -1,6 +1,6 @@
 // `skills-mcp editor` (the real binary: target/release/skills-mcp, or SKILLS_MCP_BIN) in a real
 // headless Chromium: open a skill from the tree, change its description, see a test request's
-// rank flip as you type, save, the file on disk changed and `skills-mcp search` ranks the new
+// rank flip as you type, its audit competitors, save, the file on disk changed and `skills-mcp search` ranks the new
 // text; a stale save is refused with the reason shown; the page's API refuses a request
 // without the secret. The engine runs in the host here (the page holds no engine).
 import { test } from 'node:test';
@@ -90,6 +90,14 @@ test('skills-mcp editor in headless Chromium: open, edit, rank, save', { skip, t
       && document.getElementById('source').value.includes('Clean messy CSV files.'));
     await page.waitForFunction(() => document.querySelector('#diagnostics li.none')?.textContent === 'no findings');
     assert.match(await page.$eval('#served', (e) => e.textContent), /skill:\/\/data\/csv\/SKILL\.md \(name csv\)/);
+
+    // Its audit competitors (the host's one-skill audit): the PDF skill shares "files".
+    await page.waitForFunction(() => /competitors? of data\/csv$/.test(document.getElementById('audit-summary').textContent));
+    const rivals = await page.$$eval('#competitors tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
+    const pdfRival = rivals.find((r) => r[0] === 'docs/pdf');
+    assert.ok(pdfRival, JSON.stringify(rivals));
+    assert.match(pdfRival[1], /^(\d+%|close)$/);
+    assert.match(pdfRival[2], /files/, JSON.stringify(rivals));
 
     // An eval query (should trigger): it fails against the saved description...
     assert.equal(await page.$eval('#eval-file', (e) => e.textContent), 'data/csv/evals/eval_queries.json');

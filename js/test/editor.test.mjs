@@ -138,6 +138,11 @@ test('the skill editor in headless Chromium', { skip: existsSync(chromium) ? fal
     // A folder whose name maps to a URI another skill of the collection holds: left out, as
     // `skills/list` leaves it out, and the holder named.
     await page.select('#start-from', 'ui/react/forms/SKILL.md');
+    // The skill started from is one of the collection: its audit competitors (the engine's
+    // one-skill audit, in the page) are listed with the words they share.
+    await page.waitForFunction(() => /competitors? of ui\/react\/forms$/.test(document.getElementById('audit-summary').textContent));
+    const rivals = await page.$$eval('#competitors tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
+    assert.ok(rivals.length > 0 && rivals.every((r) => r[0] !== 'ui/react/forms' && /^(\d+%|close)$/.test(r[1])), JSON.stringify(rivals));
     await retype(page, '#path', 'ui/react/Forms/SKILL.md');
     await page.waitForFunction(() => [...document.querySelectorAll('#served dd')].some((dd) => dd.textContent.startsWith('left out')));
     assert.equal(await served(), 'left out of skills/list: `skill://ui/react/forms/SKILL.md` is the skill `ui/react/forms`');

@@ -304,7 +304,7 @@ test('trigger evals: parseEvalQueries, evalFile, evalFiles, evaluate, evaluateDr
   assert.ok(other.passed < e.passed, JSON.stringify(other.queries.filter((q) => !q.passed)));
 });
 
-test('audit: audit, auditRequests (a skill\'s own requests, or the ones given)', async () => {
+test('audit: audit, auditRequests, auditOne (a skill\'s own requests, or the ones given)', async () => {
   const { index } = await bundled();
   const report = index.audit();
   const paths = report.map((s) => s.skillPath);
@@ -316,13 +316,18 @@ test('audit: audit, auditRequests (a skill\'s own requests, or the ones given)',
   assert.equal(forms.derived, true);
   assert.equal(forms.requests, own.length);
   for (const c of forms.competitors) {
-    assert.ok(c.strength > 0 && c.strength <= 1, JSON.stringify(c));
+    // 0: wins or ties none of its requests, but comes closest.
+    assert.ok(c.strength >= 0 && c.strength <= 1, JSON.stringify(c));
     assert.notEqual(c.skillPath, 'ui/react/forms');
   }
+  // One skill's audit: its entry of the collection's (it has no `hijacker` finding).
+  const one = index.auditOne('ui/react/forms');
+  assert.deepEqual(one, { ...forms, findings: forms.findings.filter((f) => f.kind !== 'hijacker') });
   const given = index.audit([{ skillPath: 'ui/react/forms', requests: ['write a commit message'] }]);
   const g = given.find((s) => s.skillPath === 'ui/react/forms');
   assert.equal(g.derived, false);
   assert.equal(g.requests, 1);
+  assert.deepEqual(index.auditOne('ui/react/forms', ['write a commit message']), g);
 });
 
 test('every method and property of the package types is called in this file', () => {

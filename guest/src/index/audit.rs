@@ -33,7 +33,7 @@ pub const MAX_COMPETITORS: usize = 3;
 /// Hits read per request: the skills ranked below them neither win nor tie.
 pub const AUDIT_HITS: u32 = 10;
 /// Most requests derived from one skill's text.
-pub const MAX_DERIVED_REQUESTS: usize = 14;
+pub const MAX_DERIVED_REQUESTS: usize = 20;
 /// A skill ranking first on requests of this many other skills is reported as over-broad.
 pub const HIJACK_MIN_SKILLS: usize = 5;
 /// Share of common description terms (of the union) from which two descriptions are
@@ -45,6 +45,14 @@ const DESCRIPTION_WORDS: usize = 60;
 const SENTENCE_WORDS: usize = 30;
 /// Fewest words of a sentence taken as a request of its own.
 const SENTENCE_MIN_WORDS: usize = 3;
+/// Most body headings taken as requests.
+const HEADING_REQUESTS: usize = 4;
+/// Words of a heading taken as one request.
+const HEADING_WORDS: usize = 12;
+/// Fewest words of a heading taken as a request.
+const HEADING_MIN_WORDS: usize = 2;
+/// Headings an index keeps for the audit (more than it takes: some repeat earlier requests).
+const KEPT_HEADINGS: usize = 2 * HEADING_REQUESTS;
 /// Requests explained per competitor for its `shared` and `separating` words.
 const EVIDENCE_REQUESTS: usize = 3;
 /// Most `shared` and most `separating` words per competitor.
@@ -121,15 +129,20 @@ pub struct AuditSkill {
     pub findings: Vec<AuditFinding>,
 }
 
-/// A skill that won or tied some of the audited skill's requests, while they are searched.
+/// A skill among the hits of the audited skill's requests, while they are searched.
 struct Tally {
     doc: usize,
     /// Requests won or tied.
     count: u32,
-    /// Sum of its scores on them (the tie-break: the closer rival first).
+    /// Requests among whose first [`AUDIT_HITS`] hits it is (how close it comes).
+    near: u32,
+    /// Sum of its scores on those (the tie-break: the closer rival first).
     score_sum: f64,
-    /// Which requests (indices into the skill's requests).
+    /// The requests it wins or ties, then those it only comes close on (indices into the
+    /// skill's requests), for its evidence: the first when there are some, else the others.
     requests: Vec<u32>,
+    /// How many of `requests` it wins or ties.
+    won: usize,
 }
 
 /// What searching one skill's requests found.
@@ -166,12 +179,7 @@ impl Index {
             let Some(i) = self.position(&g.skill_path) else {
                 continue;
             };
-            let wanted: Vec<String> = g
-                .requests
-                .iter()
-                .filter(|q| check_query(q).is_ok())
-                .cloned()
-                .collect();
+            let wanted = searchable(&g.requests);
             if !wanted.is_empty() {
                 requests[i] = wanted;
                 derived[i] = false;
@@ -189,56 +197,7 @@ impl Index {
         }
         let mut out: Vec<(u32, f64, AuditSkill)> = Vec::with_capacity(n);
         for (s, found) in searched.into_iter().enumerate() {
-            let asked = requests[s].len();
-            let mut findings = Vec::new();
-            if asked > 0 && found.wins == 0 {
-                findings.push(self.unreachable(asked, &found.taken_by));
-            }
-            for t in &found.tallies {
-                if let Some(f) = self.duplicate(s, t.doc) {
-                    findings.push(f);
-                }
-            }
-            if victims[s].len() >= HIJACK_MIN_SKILLS {
-                findings.push(self.hijacker(&victims[s]));
-            }
-            let mut tallies = found.tallies;
-            tallies.sort_by(|a, b| {
-                b.count
-                    .cmp(&a.count)
-                    .then(b.score_sum.total_cmp(&a.score_sum))
-                    .then_with(|| {
-                        self.docs[a.doc]
-                            .skill_path
-                            .cmp(&self.docs[b.doc].skill_path)
-                    })
-            });
-            tallies.truncate(MAX_COMPETITORS);
-            let competitors: Vec<AuditCompetitor> = tallies
-                .iter()
-                .map(|t| {
-                    let (shared, separating) = self.evidence(s, t, &requests[s]);
-                    AuditCompetitor {
-                        skill_path: self.docs[t.doc].skill_path.clone(),
-                        strength: f64::from(t.count) / asked.max(1) as f64,
-                        shared,
-                        separating,
-                    }
-                })
-                .collect();
-            let weight = findings.iter().map(|f| f.kind.weight()).sum();
-            let strongest = competitors.first().map_or(0.0, |c| c.strength);
-            out.push((
-                weight,
-                strongest,
-                AuditSkill {
-                    skill_path: self.docs[s].skill_path.clone(),
-                    requests: u32::try_from(asked).unwrap_or(u32::MAX),
-                    derived: derived[s],
-                    competitors,
-                    findings,
-                },
-            ));
+            out.push(self.skill_report(s, &requests[s], derived[s], found, &victims[s]));
         }
         out.sort_by(|a, b| {
             b.0.cmp(&a.0)
@@ -248,7 +207,96 @@ impl Index {
         Ok(out.into_iter().map(|(_, _, a)| a).collect())
     }
 
-    /// Search each request meant for skill `s` and count who wins or ties it.
+    /// One skill's audit, as [`Index::audit`] gives it, without searching the other skills'
+    /// requests (for an editor: one skill's cost, whatever the collection's size): `given`
+    /// are the requests meant for it (its eval queries; those `search` refuses left out),
+    /// derived from its text when none are left. It has no `hijacker` finding: that one needs
+    /// the requests of every other skill.
+    pub fn audit_one(&self, skill_path: &str, given: &[String]) -> Result<AuditSkill, Error> {
+        self.ready()?;
+        let s = self.find(skill_path)?;
+        let wanted = searchable(given);
+        let (requests, derived) = if wanted.is_empty() {
+            (derived_requests(&self.docs[s]), true)
+        } else {
+            (wanted, false)
+        };
+        let found = self.search_requests(s, &requests);
+        Ok(self.skill_report(s, &requests, derived, found, &[]).2)
+    }
+
+    /// Skill `s`'s audit from what searching its requests found (`victims`: the skills whose
+    /// requests it ranks first on), with its weight in the report's order (its findings' and
+    /// its strongest competitor's strength).
+    fn skill_report(
+        &self,
+        s: usize,
+        requests: &[String],
+        derived: bool,
+        found: Searched,
+        victims: &[usize],
+    ) -> (u32, f64, AuditSkill) {
+        let asked = requests.len();
+        let mut findings = Vec::new();
+        if asked > 0 && found.wins == 0 {
+            findings.push(self.unreachable(asked, &found.taken_by));
+        }
+        for t in found.tallies.iter().filter(|t| t.count > 0) {
+            if let Some(f) = self.duplicate(s, t.doc) {
+                findings.push(f);
+            }
+        }
+        if victims.len() >= HIJACK_MIN_SKILLS {
+            findings.push(self.hijacker(victims));
+        }
+        let tallies = self.closest(found.tallies);
+        let competitors: Vec<AuditCompetitor> = tallies
+            .iter()
+            .map(|t| {
+                let (shared, separating) = self.evidence(s, t, requests);
+                AuditCompetitor {
+                    skill_path: self.docs[t.doc].skill_path.clone(),
+                    strength: f64::from(t.count) / asked.max(1) as f64,
+                    shared,
+                    separating,
+                }
+            })
+            .collect();
+        let weight = findings.iter().map(|f| f.kind.weight()).sum();
+        let strongest = competitors.first().map_or(0.0, |c| c.strength);
+        (
+            weight,
+            strongest,
+            AuditSkill {
+                skill_path: self.docs[s].skill_path.clone(),
+                requests: u32::try_from(asked).unwrap_or(u32::MAX),
+                derived,
+                competitors,
+                findings,
+            },
+        )
+    }
+
+    /// The [`MAX_COMPETITORS`] competitors kept of those tallied: the closest (among the hits
+    /// of the most requests; then the most requests won or tied, the higher summed score, the
+    /// skill path), listed strongest first (most requests won or tied, then closest).
+    fn closest(&self, mut tallies: Vec<Tally>) -> Vec<Tally> {
+        let path = |t: &Tally| self.docs[t.doc].skill_path.as_str();
+        let closer = |a: &Tally, b: &Tally| {
+            b.near
+                .cmp(&a.near)
+                .then(b.count.cmp(&a.count))
+                .then(b.score_sum.total_cmp(&a.score_sum))
+                .then_with(|| path(a).cmp(path(b)))
+        };
+        tallies.sort_by(closer);
+        tallies.truncate(MAX_COMPETITORS);
+        tallies.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| closer(a, b)));
+        tallies
+    }
+
+    /// Search each request meant for skill `s` and count who wins or ties it, and who comes
+    /// close (is among its hits).
     fn search_requests(&self, s: usize, requests: &[String]) -> Searched {
         let mut found = Searched {
             tallies: Vec::new(),
@@ -256,6 +304,8 @@ impl Index {
             taken_by: Vec::new(),
         };
         let limit = AUDIT_HITS.max(self.config.max_results);
+        // Where each skill's tally is in `found.tallies`.
+        let mut slot: HashMap<usize, usize> = HashMap::new();
         for (j, request) in requests.iter().enumerate() {
             // A request `search` refuses is one nobody wins (derived ones always pass).
             let Ok(hits) = self.scored(request, limit, false) else {
@@ -287,26 +337,35 @@ impl Index {
             }
             rivals.sort_unstable();
             rivals.dedup();
-            for i in rivals {
-                let (d, score) = (hits[i].doc, hits[i].score);
-                if d == s {
+            for (i, hit) in hits.iter().enumerate() {
+                if hit.doc == s {
                     continue;
                 }
-                let t = match found.tallies.iter().position(|t| t.doc == d) {
-                    Some(i) => &mut found.tallies[i],
+                let at = *slot.entry(hit.doc).or_insert(found.tallies.len());
+                let t = match found.tallies.get_mut(at) {
+                    Some(t) => t,
                     None => {
                         found.tallies.push(Tally {
-                            doc: d,
+                            doc: hit.doc,
                             count: 0,
+                            near: 0,
                             score_sum: 0.0,
                             requests: Vec::new(),
+                            won: 0,
                         });
                         found.tallies.last_mut().expect("just pushed")
                     }
                 };
-                t.count += 1;
-                t.score_sum += score;
-                t.requests.push(u32::try_from(j).unwrap_or(u32::MAX));
+                let j = u32::try_from(j).unwrap_or(u32::MAX);
+                t.near += 1;
+                t.score_sum += hit.score;
+                if rivals.binary_search(&i).is_ok() {
+                    t.count += 1;
+                    t.requests.insert(t.won, j);
+                    t.won += 1;
+                } else {
+                    t.requests.push(j);
+                }
             }
         }
         found
@@ -324,7 +383,15 @@ impl Index {
             Some((_, total)) => *total += c,
             None => list.push((word.to_owned(), c)),
         };
-        for &j in t.requests.iter().take(EVIDENCE_REQUESTS) {
+        // The requests it wins or ties; for one that only comes close, the first it comes
+        // close on (every skill has such competitors: their evidence is most of the audit's
+        // cost).
+        let evidence = if t.won > 0 {
+            &t.requests[..t.won.min(EVIDENCE_REQUESTS)]
+        } else {
+            &t.requests[..t.requests.len().min(1)]
+        };
+        for &j in evidence {
             let Some(request) = requests.get(j as usize) else {
                 continue;
             };
@@ -438,31 +505,67 @@ impl Index {
     }
 }
 
+/// The given requests `search` takes (not empty, not too long); the others are left out.
+fn searchable(given: &[String]) -> Vec<String> {
+    given
+        .iter()
+        .filter(|q| check_query(q).is_ok())
+        .cloned()
+        .collect()
+}
+
 /// The requests derived from a skill's text (see [`Index::audit_requests`]).
 fn derived_requests(doc: &SearchDoc) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut push = |text: &str, max_words: usize, min_words: usize| {
-        let words: Vec<&str> = text.split_whitespace().take(max_words).collect();
-        if words.len() < min_words || out.len() >= MAX_DERIVED_REQUESTS {
-            return;
-        }
-        let request = words.join(" ");
-        if check_query(&request).is_ok() && !out.iter().any(|r| r.eq_ignore_ascii_case(&request)) {
-            out.push(request);
-        }
-    };
-    push(&doc.name.replace(['-', '_'], " "), SENTENCE_WORDS, 1);
-    push(&doc.description, DESCRIPTION_WORDS, 1);
+    push_request(
+        &mut out,
+        &doc.name.replace(['-', '_'], " "),
+        SENTENCE_WORDS,
+        1,
+    );
+    push_request(&mut out, &doc.description, DESCRIPTION_WORDS, 1);
     for sentence in sentences(&doc.description) {
-        push(sentence, SENTENCE_WORDS, SENTENCE_MIN_WORDS);
+        push_request(&mut out, sentence, SENTENCE_WORDS, SENTENCE_MIN_WORDS);
     }
-    // Short requests, as a search box gets them: the description in runs of 5 words.
-    let words: Vec<&str> = doc.description.split_whitespace().take(40).collect();
-    for window in words.chunks(5) {
-        push(&window.join(" "), 5, SENTENCE_MIN_WORDS);
+    push_request(&mut out, &doc.keywords.join(" "), SENTENCE_WORDS, 1);
+    // What the body is about, as its first headings say it (one-word ones such as
+    // "Overview" say nothing of it).
+    let limit = out.len() + HEADING_REQUESTS;
+    for heading in doc.headings.lines() {
+        if out.len() >= limit {
+            break;
+        }
+        push_request(&mut out, heading, HEADING_WORDS, HEADING_MIN_WORDS);
     }
-    push(&doc.keywords.join(" "), SENTENCE_WORDS, 1);
     out
+}
+
+/// What an index keeps of a skill's headings once they are analysed (the rest of the text only
+/// ranking reads is dropped): the first [`KEPT_HEADINGS`] of [`HEADING_MIN_WORDS`] words or
+/// more, each cut to [`HEADING_WORDS`], for [`derived_requests`].
+pub(super) fn kept_headings(headings: &str) -> String {
+    headings
+        .lines()
+        .map(|h| h.split_whitespace().take(HEADING_WORDS).collect::<Vec<_>>())
+        .filter(|words| words.len() >= HEADING_MIN_WORDS)
+        .take(KEPT_HEADINGS)
+        .map(|words| words.join(" "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Add the first `max_words` words of `text` as a request: not when it has fewer than
+/// `min_words`, repeats one (ignoring case), `search` would refuse it or there are
+/// [`MAX_DERIVED_REQUESTS`] already.
+fn push_request(out: &mut Vec<String>, text: &str, max_words: usize, min_words: usize) {
+    let words: Vec<&str> = text.split_whitespace().take(max_words).collect();
+    if words.len() < min_words || out.len() >= MAX_DERIVED_REQUESTS {
+        return;
+    }
+    let request = words.join(" ");
+    if check_query(&request).is_ok() && !out.iter().any(|r| r.eq_ignore_ascii_case(&request)) {
+        out.push(request);
+    }
 }
 
 /// The sentences of a text: split after `.`, `!` or `?` followed by white space (not after an

@@ -84,7 +84,8 @@ impl Index {
                     .analyse(&doc);
                 // Analysed: the text only ranking reads is not kept.
                 doc.hints = String::new();
-                doc.headings = String::new();
+                // The audit derives requests from the first headings.
+                doc.headings = audit::kept_headings(&doc.headings);
                 doc.body_prefix = String::new();
                 self.parsed.push((doc, meta, analysed));
             }

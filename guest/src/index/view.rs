@@ -170,7 +170,8 @@ impl Index {
             }
             let analysed = builder.analyse(&doc);
             doc.hints = String::new();
-            doc.headings = String::new();
+            // The audit derives requests from the first headings.
+            doc.headings = audit::kept_headings(&doc.headings);
             doc.body_prefix = String::new();
             out.push(Candidate {
                 doc,

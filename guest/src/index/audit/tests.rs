@@ -63,7 +63,9 @@ fn derived_requests_come_from_the_skills_own_text() {
     let idx = mem(&[(
         "pdf-forms/SKILL.md".into(),
         "---\nname: pdf-forms\ndescription: Fill in PDF forms. Flatten them for printing, \
-         e.g. tax forms; keep a copy. Ok.\nkeywords: [pdf, acroform]\n---\n"
+         e.g. tax forms; keep a copy. Ok.\nkeywords: [pdf, acroform]\n---\n# PDF forms\n\
+         ## Fill a form\n## Overview\n```\n# not a heading\n```\n### Flatten for print\n\
+         ## One\n## Two words\n## Three more words\n## Four more words\n"
             .into(),
     )])
     .index();
@@ -76,10 +78,12 @@ fn derived_requests_come_from_the_skills_own_text() {
             "Fill in PDF forms",
             "Flatten them for printing, e.g. tax forms",
             "keep a copy",
-            "Fill in PDF forms. Flatten",
-            "them for printing, e.g. tax",
-            "forms; keep a copy. Ok.",
             "pdf acroform",
+            // The first 4 headings of 2 words or more that are not already requests.
+            "Fill a form",
+            "Flatten for print",
+            "Two words",
+            "Three more words",
         ]
     );
     assert!(matches!(
@@ -98,7 +102,7 @@ fn distinct_skills_have_no_findings() {
         assert!(s.derived);
         assert!(s.requests >= 2, "{}: {}", s.skill_path, s.requests);
         for c in &s.competitors {
-            assert!(c.strength > 0.0 && c.strength <= 1.0);
+            assert!((0.0..=1.0).contains(&c.strength));
         }
     }
 }
@@ -204,10 +208,17 @@ fn a_skill_taking_the_requests_of_many_others_is_a_hijacker() {
         assert!(s.findings.is_empty(), "{n}: {:?}", s.findings);
         let top = &s.competitors[0];
         assert_eq!(top.skill_path, "data-files", "{n}");
-        assert_eq!(top.strength, 0.2, "{n}: 1 of its 5 requests");
+        assert_eq!(top.strength, 0.25, "{n}: 1 of its 4 requests");
         assert_eq!(top.shared, ["data", "files", "works"], "{n}");
         assert!(top.separating.is_empty(), "{n}: {top:?}");
-        assert_eq!(s.competitors.len(), 1, "{n}: {:?}", s.competitors);
+        // Then the closest that win or tie none: two of the other narrow skills, which come
+        // among the hits of the requests that end all six.
+        assert_eq!(s.competitors.len(), 3, "{n}: {:?}", s.competitors);
+        for c in &s.competitors[1..] {
+            assert_eq!(c.strength, 0.0, "{n}: {c:?}");
+            assert!(NARROW.iter().any(|(m, _)| *m == c.skill_path), "{n}: {c:?}");
+            assert!(c.shared.contains(&"data".to_string()), "{n}: {c:?}");
+        }
     }
     assert_eq!(report[0].skill_path, "data-files", "worst first");
 }
@@ -238,4 +249,45 @@ fn given_requests_replace_the_derived_ones_and_unknown_skills_are_ignored() {
     assert_eq!(s.competitors[0].strength, 0.5);
     assert!(s.findings.is_empty());
     assert_eq!(report.len(), 6);
+}
+
+#[test]
+fn one_skills_audit_is_its_entry_in_the_collections_without_the_hijacker_finding() {
+    let mut files = hijacked();
+    files.extend(distinct());
+    let idx = mem(&files).index();
+    let report = idx.audit(&[]).unwrap();
+    for s in &report {
+        let mut expected = s.clone();
+        expected
+            .findings
+            .retain(|f| f.kind != AuditFindingKind::Hijacker);
+        assert_eq!(idx.audit_one(&s.skill_path, &[]).unwrap(), expected);
+    }
+    assert_eq!(
+        kinds(find(&report, "data-files")),
+        vec![AuditFindingKind::Hijacker]
+    );
+    // Given requests replace the derived ones, as in the collection's audit.
+    let given = [
+        "fill the tax form pdf".to_string(),
+        "clean up this csv export".into(),
+    ];
+    let one = idx.audit_one("pdf-forms", &given).unwrap();
+    let all = idx
+        .audit(&[SkillRequests {
+            skill_path: "pdf-forms".into(),
+            requests: given.to_vec(),
+        }])
+        .unwrap();
+    assert_eq!(&one, find(&all, "pdf-forms"));
+    assert!(!one.derived);
+    assert!(matches!(
+        idx.audit_one("nope", &[]),
+        Err(Error::NotFound(_))
+    ));
+    assert!(matches!(
+        Index::default().audit_one("x", &[]),
+        Err(Error::NotReady)
+    ));
 }
