@@ -592,3 +592,150 @@ async fn unsafe_layers_and_wrong_names_are_refused() {
         "{problems:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pushed_skill_is_reproducible_signed_and_served_by_another_replica() {
+    let Some(bin) = require_service(Service::Registry, "oci_push") else {
+        return;
+    };
+    if require_service(Service::Skopeo, "oci_push").is_none() {
+        return;
+    }
+    let tmp = TempDir::new().unwrap();
+    let work = tmp.path();
+    let reg = Registry::start(&bin, &work.join("registry"));
+    let (key, public) = key_pair(work, "team");
+    let skill = work.join("src/forms");
+    std::fs::create_dir_all(skill.join("scripts")).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: forms\ndescription: Fill in tax forms.\nmetadata:\n  version: \"1.10\"\n---\n# Forms\n\nRun scripts/fill.py.\n",
+    )
+    .unwrap();
+    std::fs::write(skill.join("scripts/fill.py"), "print('fill')\n").unwrap();
+    let reference = format!("{}/skills/forms:1.10", reg.host());
+    let push = |reference: &str, signed: bool| {
+        let mut cmd = crate::common::bin();
+        cmd.args(["push"]).arg(&skill).arg(reference);
+        if signed {
+            cmd.arg("--key").arg(&key);
+        }
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let first = push(&reference, true);
+    let digest = first
+        .trim()
+        .split('@')
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .to_owned();
+    // Reproducible: the same folder, pushed again elsewhere, has the same digest.
+    let again = push(&format!("{}/other/forms:x", reg.host()), false);
+    assert!(again.contains(&digest), "{first} / {again}");
+    // skopeo, an independent client, reads what we pushed: the index and its platforms.
+    let out = Command::new("skopeo")
+        .args(["inspect", "--tls-verify=false", "--raw"])
+        .arg(format!("docker://{reference}"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(sha(&out.stdout), digest);
+    let index: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(index["artifactType"], "dev.toolhive.skills.v1");
+    assert_eq!(index["manifests"].as_array().unwrap().len(), 2);
+    let out = Command::new("skopeo")
+        .args([
+            "inspect",
+            "--tls-verify=false",
+            "--override-os",
+            "linux",
+            "--override-arch",
+            "amd64",
+        ])
+        .arg(format!("docker://{reference}"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let inspected: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(inspected["Labels"]["dev.toolhive.skills.name"], "forms");
+    assert_eq!(inspected["Labels"]["dev.toolhive.skills.version"], "1.10");
+    // Another replica verifies the signature and serves the same bytes, by digest too.
+    for r in [
+        reference.clone(),
+        format!("{}/skills/forms@{digest}", reg.host()),
+    ] {
+        let content = work.join(format!("replica-{}", r.len()));
+        let mut config = OciSourceConfig::new(&r);
+        config.name = Some("forms".into());
+        config.verify = Some(VerifyConfig {
+            key: public.clone(),
+        });
+        let sources = Arc::new(
+            Sources::new(
+                &[SourceConfig::Oci {
+                    config,
+                    insecure_registries: Vec::new(),
+                }],
+                &GitConfig {
+                    content_dir: content.clone(),
+                    timeout_seconds: 10,
+                },
+                |_| None,
+            )
+            .unwrap(),
+        );
+        let problems = sources.initialize().await;
+        assert!(problems.is_empty(), "{problems:?}");
+        let root = &sources.roots()[0].path;
+        assert_eq!(
+            std::fs::read_to_string(root.join("forms/scripts/fill.py")).unwrap(),
+            "print('fill')\n"
+        );
+        assert!(
+            std::fs::read_to_string(root.join("forms/SKILL.md"))
+                .unwrap()
+                .contains("Fill in tax forms.")
+        );
+        assert_eq!(
+            sources.status()[0].commit_hash.as_deref(),
+            Some(&digest[7..])
+        );
+    }
+    // The unsigned copy is refused by a verifying replica.
+    let mut config = OciSourceConfig::new(format!("{}/other/forms:x", reg.host()));
+    config.name = Some("forms".into());
+    config.verify = Some(VerifyConfig {
+        key: public.clone(),
+    });
+    let sources = Sources::new(
+        &[SourceConfig::Oci {
+            config,
+            insecure_registries: Vec::new(),
+        }],
+        &GitConfig {
+            content_dir: work.join("unsigned"),
+            timeout_seconds: 10,
+        },
+        |_| None,
+    )
+    .unwrap();
+    let problems = sources.initialize().await;
+    assert!(problems[0].contains("unsigned"), "{problems:?}");
+}

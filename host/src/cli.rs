@@ -130,6 +130,9 @@ pub enum Command {
     /// the findings: unreachable skills, near-identical descriptions, over-broad skills; worst
     /// first. Sees what a caller sees (the flags of `access check`; default `--local`).
     Audit(crate::audit::AuditArgs),
+    /// Publish a skill folder as a signed OCI artifact in ToolHive's layout (reproducible: the
+    /// same folder gives the same digest): `push PATH REF [--key FILE]`. See docs/sources.md.
+    Push(crate::sources::oci::push::PushArgs),
 }
 
 /// Who is asking, for the verbs that answer as the server would answer a caller (`access check`,
@@ -359,6 +362,10 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Stats(args) => stats(global, &args),
         Command::Health(args) => health(&args),
+        Command::Push(args) => {
+            let (loaded, _git) = load(global, None)?;
+            crate::sources::oci::push::run(&args, crate::mcp::catalog_options(&loaded.config))
+        }
         Command::Eval(args) => {
             let (catalog, config) = open(global, &[])?;
             crate::eval::run(&catalog, &config, &args)

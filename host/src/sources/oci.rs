@@ -9,7 +9,9 @@
 //! one layer, each checked against its digest, unpacked as untrusted content ([`unpack`]) into
 //! `trees/<digest hex>/<name>/`. Any failure leaves the previous snapshot served.
 
+pub mod archive;
 pub mod cosign;
+pub mod push;
 pub mod reference;
 pub mod registry;
 pub mod unpack;

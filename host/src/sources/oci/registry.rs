@@ -129,6 +129,129 @@ impl Registry {
         Ok(bytes)
     }
 
+    /// Whether the blob `digest` is in the repository already (HEAD).
+    pub fn has_blob(&self, digest: &str) -> Result<bool> {
+        let url = format!("{}/v2/{}/blobs/{digest}", self.base, self.repository);
+        let status = self.send("HEAD", &url, None, "*/*")?.0;
+        Ok(status == 200)
+    }
+
+    /// Uploads `bytes` as a blob (one monolithic upload: POST, then PUT with the digest),
+    /// unless the repository has it already; returns its digest.
+    pub fn push_blob(&self, bytes: &[u8]) -> Result<String> {
+        let digest = digest_of(bytes);
+        if self.has_blob(&digest)? {
+            return Ok(digest);
+        }
+        let url = format!("{}/v2/{}/blobs/uploads/", self.base, self.repository);
+        let (status, location, body) =
+            self.send("POST", &url, Some((&[], "application/octet-stream")), "*/*")?;
+        if status != 202 {
+            bail!("starting an upload: HTTP {status}{}", registry_error(&body));
+        }
+        let Some(location) = location else {
+            bail!("starting an upload: no location");
+        };
+        let mut put = resolve(&url, &location);
+        put.push(if put.contains('?') { '&' } else { '?' });
+        put.push_str("digest=");
+        put.push_str(&percent(&digest));
+        let (status, _, body) = self.send(
+            "PUT",
+            &put,
+            Some((bytes, "application/octet-stream")),
+            "*/*",
+        )?;
+        if status != 201 {
+            bail!("uploading {digest}: HTTP {status}{}", registry_error(&body));
+        }
+        Ok(digest)
+    }
+
+    /// Puts `bytes` (of `media_type`) as the manifest `target` (a tag or its digest).
+    pub fn push_manifest(&self, target: &str, bytes: &[u8], media_type: &str) -> Result<String> {
+        let url = format!("{}/v2/{}/manifests/{target}", self.base, self.repository);
+        let (status, _, body) = self.send("PUT", &url, Some((bytes, media_type)), "*/*")?;
+        if status != 201 {
+            bail!(
+                "putting the manifest {target}: HTTP {status}{}",
+                registry_error(&body)
+            );
+        }
+        Ok(digest_of(bytes))
+    }
+
+    /// One request with a body or none, authenticated once on a 401: status, `Location`, and
+    /// the start of the answer.
+    fn send(
+        &self,
+        method: &str,
+        url: &str,
+        body: Option<(&[u8], &str)>,
+        accept: &str,
+    ) -> Result<(u16, Option<String>, String)> {
+        let mut authenticated = false;
+        loop {
+            let auth = self
+                .bearer
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            let result = match (method, body) {
+                ("HEAD", _) => {
+                    let mut r = self.agent.head(url).header("Accept", accept);
+                    if let Some(a) = &auth {
+                        r = r.header("Authorization", a);
+                    }
+                    r.call()
+                }
+                (_, Some((bytes, content_type))) => {
+                    let mut r = if method == "POST" {
+                        self.agent.post(url)
+                    } else {
+                        self.agent.put(url)
+                    };
+                    r = r
+                        .header("Content-Type", content_type)
+                        .header("Accept", accept);
+                    if let Some(a) = &auth {
+                        r = r.header("Authorization", a);
+                    }
+                    r.send(bytes)
+                }
+                _ => bail!("{method} without a body"),
+            };
+            let mut response = result.map_err(|e| anyhow!("{}: {e}", redact_url(url)))?;
+            let status = response.status().as_u16();
+            let header = |name: &str| {
+                response
+                    .headers()
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
+            };
+            if status == 401 && !authenticated {
+                authenticated = true;
+                let challenge = header("www-authenticate").unwrap_or_default();
+                let auth = self.authenticate(&challenge)?;
+                *self.bearer.lock().unwrap_or_else(|e| e.into_inner()) = Some(auth);
+                continue;
+            }
+            let location = header("location");
+            let text = if method == "HEAD" {
+                String::new()
+            } else {
+                response
+                    .body_mut()
+                    .with_config()
+                    .limit(4096)
+                    .read_to_string()
+                    .unwrap_or_default()
+            };
+            return Ok((status, location, text));
+        }
+    }
+
     /// GET `url`, authenticating once on a 401 and following up to 3 redirects (without
     /// credentials when they leave the registry's origin).
     fn get(&self, url: &str, accept: &str, limit: u64) -> Result<(Vec<u8>, Option<String>)> {
