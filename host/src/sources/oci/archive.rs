@@ -115,7 +115,7 @@ mod tests {
 
     #[test]
     fn the_same_files_give_the_same_bytes_and_read_back() {
-        let long = format!("{}/SKILL-notes.md", "deep/".repeat(30));
+        let long = format!("{}SKILL-notes.md", "deep/".repeat(30));
         let files = vec![
             ("scripts/b.py".to_string(), b"print(1)\n".to_vec()),
             ("SKILL.md".to_string(), b"---\nname: x\n---\n".to_vec()),
