@@ -182,6 +182,7 @@ fn track_all(a: &Analytics) {
     a.skill_served(
         "react login",
         "ui/react/auth",
+        None,
         0.8,
         &["react", "auth"],
         false,

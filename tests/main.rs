@@ -27,3 +27,4 @@ mod security;
 mod skills_extension;
 mod telemetry;
 mod usage;
+mod versions;

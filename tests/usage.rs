@@ -49,7 +49,7 @@ fn skills() -> TempDir {
 }
 
 /// A server on stdio, spoken to with raw JSON-RPC lines.
-struct Client {
+pub(crate) struct Client {
     child: Child,
     stdin: Option<ChildStdin>,
     answers: mpsc::Receiver<Value>,
@@ -59,7 +59,7 @@ struct Client {
 
 impl Client {
     /// Starts `skills-mcp --root ROOT serve` with `env`, in `home` (also HOME), and initializes.
-    fn start(root: &Path, home: &Path, env: &[(&str, &str)], extra: &[&str]) -> Client {
+    pub(crate) fn start(root: &Path, home: &Path, env: &[(&str, &str)], extra: &[&str]) -> Client {
         let stderr = home.join(format!("stderr-{}.log", uuid_like()));
         let mut cmd = bin();
         cmd.arg("--no-default-roots")
@@ -114,7 +114,7 @@ impl Client {
     }
 
     /// Sends a `tools/call` without waiting.
-    fn call(&mut self, tool: &str, arguments: Value) {
+    pub(crate) fn call(&mut self, tool: &str, arguments: Value) {
         let id = self.next;
         self.next += 1;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
@@ -122,7 +122,7 @@ impl Client {
     }
 
     /// Waits for `n` answers; panics (with the server's stderr) on an error answer or timeout.
-    fn wait_for(&mut self, n: usize) -> Vec<Value> {
+    pub(crate) fn wait_for(&mut self, n: usize) -> Vec<Value> {
         let deadline = Instant::now() + Duration::from_secs(60);
         let mut out = Vec::new();
         while out.len() < n {
@@ -147,7 +147,7 @@ impl Client {
     }
 
     /// Closes stdin (the client goes away) and waits for the exit (after the last write).
-    fn close(mut self) -> String {
+    pub(crate) fn close(mut self) -> String {
         drop(self.stdin.take());
         let deadline = Instant::now() + Duration::from_secs(30);
         while self.child.try_wait().unwrap().is_none() {
@@ -188,7 +188,7 @@ fn load(server: &mut Client, pdf: usize, moon: usize) {
 }
 
 /// `skills-mcp stats --json` with `args`.
-fn stats(root: &Path, home: &Path, args: &[&str]) -> Value {
+pub(crate) fn stats(root: &Path, home: &Path, args: &[&str]) -> Value {
     let out = bin()
         .arg("--no-default-roots")
         .arg("--root")
@@ -379,7 +379,7 @@ async fn privacy_switches_apply_before_the_store() {
     assert!(a.is_enabled());
     skills_mcp::usage::subject::scope(Some("alice@example.com".into()), async {
         a.no_match("my secret project");
-        a.skill_served("my secret project", "pdf", 0.9, &["pdf"], false);
+        a.skill_served("my secret project", "pdf", None, 0.9, &["pdf"], false);
     })
     .await;
     a.no_match("anonymous");

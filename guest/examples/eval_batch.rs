@@ -333,6 +333,7 @@ impl Engine {
                     description: d.description.clone(),
                     score: s.score,
                     matched: s.matched,
+                    version: None,
                 }
             })
             .collect()

@@ -583,6 +583,7 @@ fn skill(s: m::SkillInfo) -> t::SkillInfo {
         asset_count: s.asset_count,
         script_count: s.script_count,
         frontmatter_json: s.frontmatter_json,
+        version: s.version,
     }
 }
 
@@ -593,6 +594,7 @@ fn hit(h: m::SearchHit) -> t::SearchHit {
         description: h.description,
         score: h.score,
         matched: h.matched,
+        version: h.version,
     }
 }
 

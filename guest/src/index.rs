@@ -108,6 +108,8 @@ struct Meta {
     /// Index of the resolved parent in the finished index.
     parent: Option<usize>,
     frontmatter_json: String,
+    /// `metadata.version`, as written.
+    version: Option<String>,
     assets: Vec<AssetInfo>,
     scripts: Vec<AssetInfo>,
 }
@@ -272,6 +274,7 @@ impl Index {
             asset_count: u32::try_from(m.assets.len()).unwrap_or(u32::MAX),
             script_count: u32::try_from(m.scripts.len()).unwrap_or(u32::MAX),
             frontmatter_json: m.frontmatter_json.clone(),
+            version: m.version.clone(),
         }
     }
 

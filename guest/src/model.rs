@@ -151,6 +151,8 @@ pub struct SkillInfo {
     pub asset_count: u32,
     pub script_count: u32,
     pub frontmatter_json: String,
+    /// `metadata.version`, as written (see `frontmatter::version`).
+    pub version: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -160,6 +162,8 @@ pub struct SearchHit {
     pub description: String,
     pub score: f64,
     pub matched: Vec<String>,
+    /// `metadata.version`, as written (see `frontmatter::version`).
+    pub version: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

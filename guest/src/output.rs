@@ -23,12 +23,16 @@ pub fn pretty(value: &Value) -> String {
 
 /// A search hit as `search --json` / `--batch` list it.
 pub fn hit_json(hit: &SearchHit) -> Value {
-    json!({
+    let mut v = json!({
         "skill_path": hit.skill_path,
         "name": hit.name,
         "score": hit.score,
         "description": hit.description,
-    })
+    });
+    if let Some(version) = &hit.version {
+        v["version"] = json!(version);
+    }
+    v
 }
 
 /// Why a hit scores what it does (`search --json --explain`).
@@ -106,6 +110,7 @@ pub fn batch_line(query: &str, result: Result<&[SearchHit], &str>) -> String {
             score: h.score,
             skill_path: &h.skill_path,
             uri: None,
+            version: h.version.as_deref(),
         }),
     );
     String::from_utf8(out).expect("JSON text is UTF-8")
@@ -119,6 +124,8 @@ pub struct HitFields<'a> {
     pub skill_path: &'a str,
     /// The skill's SKILL.md in the Skills extension, when the answer gives it.
     pub uri: Option<&'a str>,
+    /// The skill's `metadata.version`, when it has one.
+    pub version: Option<&'a str>,
 }
 
 /// A search's answer as compact JSON, appended to `out`: `{"error":..,"query":..,"results":
@@ -157,6 +164,10 @@ pub fn push_search_answer<'a>(
         if let Some(uri) = h.uri {
             out.extend_from_slice(b",\"uri\":");
             push_json_str(out, uri);
+        }
+        if let Some(version) = h.version {
+            out.extend_from_slice(b",\"version\":");
+            push_json_str(out, version);
         }
         out.push(b'}');
     }
@@ -627,6 +638,7 @@ mod tests {
             description: "Build\n forms".into(),
             score: 0.55555,
             matched: vec!["form".into()],
+            version: None,
         };
         let e = Explanation {
             skill_path: "ui/forms".into(),
@@ -658,8 +670,12 @@ mod tests {
         let odd = SearchHit {
             description: "say \"hi\"\n\u{1}é".into(),
             score: 1.0 / 3.0,
+            version: Some("1.10".into()),
             ..hit.clone()
         };
+        assert!(
+            batch_line("q", Ok(std::slice::from_ref(&odd))).ends_with(r#","version":"1.10"}]}"#)
+        );
         assert_eq!(
             batch_line("q\"", Ok(&[hit.clone(), odd.clone()])),
             json!({ "query": "q\"", "results": [hit_json(&hit), hit_json(&odd)] }).to_string()

@@ -75,6 +75,7 @@ mod tests {
             description: String::new(),
             score,
             matched: vec![],
+            version: None,
         }
     }
 

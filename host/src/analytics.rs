@@ -178,6 +178,9 @@ pub enum EventData {
         score: f64,
         matched_keywords: Vec<String>,
         was_ambiguous: bool,
+        /// The served skill's `metadata.version`, as written; absent when it has none.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        version: Option<String>,
     },
     /// `get_asset` returned content.
     AssetServed {
@@ -483,16 +486,18 @@ impl Analytics {
         });
     }
 
-    /// `skill_served`.
+    /// `skill_served` (`version`: the served skill's `metadata.version`).
     pub fn skill_served<S: AsRef<str>>(
         &self,
         context: &str,
         skill_path: &str,
+        version: Option<&str>,
         score: f64,
         matched_keywords: &[S],
         was_ambiguous: bool,
     ) {
         self.track_with(|| EventData::SkillServed {
+            version: version.map(str::to_owned),
             context: context.to_owned(),
             skill_path: skill_path.to_owned(),
             score,

@@ -931,7 +931,7 @@ impl Catalog {
     }
 
     /// `list_skills`: the recursive tree of `SkillNode`s (`name`, `path`, `description`,
-    /// `keywords`, `assetCount`, `scriptCount`, `children`). Without a path, the top-level
+    /// `keywords`, `assetCount`, `scriptCount`, `version` when the skill has one, `children`). Without a path, the top-level
     /// nodes; with one, a one-element list holding that subtree.
     pub fn list_json(&self, path: Option<&str>) -> anyhow::Result<Value> {
         let nodes = self.tree(path)?;
@@ -1012,7 +1012,7 @@ fn tree_node_json(nodes: &[TreeNode], i: usize, depth: usize) -> Value {
             .collect()
     };
     let skill = node.skill.as_ref();
-    json!({
+    let mut v = json!({
         "name": node.name,
         "path": node.path,
         "description": skill.map_or("", |s| s.description.as_str()),
@@ -1020,5 +1020,9 @@ fn tree_node_json(nodes: &[TreeNode], i: usize, depth: usize) -> Value {
         "assetCount": skill.map_or(0, |s| s.asset_count),
         "scriptCount": skill.map_or(0, |s| s.script_count),
         "children": children,
-    })
+    });
+    if let Some(version) = skill.and_then(|s| s.version.as_deref()) {
+        v["version"] = json!(version);
+    }
+    v
 }

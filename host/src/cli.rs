@@ -704,7 +704,8 @@ fn list(catalog: &Catalog, args: &ListArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `name  (path)  description  [n assets, m scripts]`, children indented by two spaces.
+/// `name  (path)  description  [n assets, m scripts]`, with ` version V` after the name when
+/// the skill has one; children indented by two spaces.
 fn print_tree(
     out: &mut impl std::io::Write,
     nodes: &[TreeNode],
@@ -729,9 +730,13 @@ fn print_tree(
             } else {
                 format!("  [{}]", files.join(", "))
             };
+            let version = s
+                .version
+                .as_deref()
+                .map_or(String::new(), |v| format!(" version {v}"));
             writeln!(
                 out,
-                "{indent}{}  ({})  {}{files}",
+                "{indent}{}{version}  ({})  {}{files}",
                 node.name,
                 node.path,
                 one_line(&s.description)

@@ -14,6 +14,7 @@ pub fn hit(h: r::SearchHit) -> m::SearchHit {
         description: h.description,
         score: h.score,
         matched: h.matched,
+        version: h.version,
     }
 }
 

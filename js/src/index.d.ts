@@ -61,9 +61,11 @@ export interface SkillInfo {
   assetCount: number; scriptCount: number;
   /** The whole frontmatter, verbatim, as JSON. */
   frontmatterJson: string;
+  /** `metadata.version`, as written (`1.10`), when the skill has one. */
+  version?: string;
 }
 export interface SkillSummary { skillPath: string; name: string; description: string }
-export interface SearchHit { skillPath: string; name: string; description: string; score: number; matched: string[] }
+export interface SearchHit { skillPath: string; name: string; description: string; score: number; matched: string[]; version?: string }
 export interface Explanation { skillPath: string; score: number; terms: { field: string; term: string; contribution: number }[]; notes: string[] }
 export type RouteOutcome =
   | { outcome: 'no-match' }

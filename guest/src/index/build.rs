@@ -345,6 +345,7 @@ impl Index {
                 json.shrink_to_fit();
                 json
             },
+            version: frontmatter::version(&map),
             assets,
             scripts,
         };

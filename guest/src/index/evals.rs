@@ -110,10 +110,11 @@ impl Index {
                 .search(q, limit)
                 .into_iter()
                 .map(|(d, score)| {
-                    let d = if d == with.draft_number() {
-                        &doc
+                    // (the draft's version does not matter to its rank)
+                    let (d, version) = if d == with.draft_number() {
+                        (&doc, None)
                     } else {
-                        &self.docs[d]
+                        (&self.docs[d], self.metas[d].version.clone())
                     };
                     SearchHit {
                         skill_path: d.skill_path.clone(),
@@ -121,6 +122,7 @@ impl Index {
                         description: d.description.clone(),
                         score,
                         matched: Vec::new(),
+                        version,
                     }
                 })
                 .collect();

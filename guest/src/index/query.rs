@@ -162,6 +162,7 @@ impl Index {
             description: d.description.clone(),
             score: s.score,
             matched: s.matched,
+            version: self.metas[s.doc].version.clone(),
         }
     }
 

@@ -25,7 +25,7 @@ use crate::rank::{PartsReader, SearchDoc, SearchIndex};
 
 /// Names this format; bump [`VERSION`] whenever a snapshotted type changes.
 const MAGIC: &str = "skills-engine index snapshot";
-const VERSION: u32 = 5;
+const VERSION: u32 = 6;
 
 /// Most file reports, skills' documents or skills' metadata in one section: no section holds
 /// all of them, so a restore never has a large section's bytes beside what it decodes (tiny in

@@ -71,6 +71,8 @@ pub const DECLARED_NAME_META: &str = "io.github.skills-mcp/declared-name";
 /// `_meta` key holding the skill path the tools know a skill by (`api/_index` for
 /// `skill://api/SKILL.md`).
 pub const SKILL_PATH_META: &str = "io.github.skills-mcp/skill-path";
+/// `_meta` key holding a skill's `metadata.version`, as written, when it has one.
+pub const VERSION_META: &str = "io.github.skills-mcp/version";
 /// The URI scheme.
 pub const SCHEME: &str = "skill://";
 
@@ -444,6 +446,9 @@ fn build(view: &View, listed: &ExtensionSkill) -> Result<Entry, String> {
         && declared.as_str() != Some(served.name.as_str())
     {
         meta.insert(DECLARED_NAME_META.into(), declared);
+    }
+    if let Some(version) = &info.version {
+        meta.insert(VERSION_META.into(), version.clone().into());
     }
     skill = skill.with_meta(meta);
     Ok(Entry { skill, files })

@@ -275,6 +275,9 @@ pub struct SkillMatch {
     /// The skill's SKILL.md in the Skills extension (absent when the extension leaves it out).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uri: Option<String>,
+    /// Its `metadata.version`, for the usage event (not part of the answer).
+    #[serde(skip)]
+    pub version: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -286,6 +289,9 @@ pub struct SearchResult {
     /// The skill's SKILL.md in the Skills extension (absent when the extension leaves it out).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub uri: Option<String>,
+    /// The skill's `metadata.version`, as written (absent when it has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -317,6 +323,7 @@ impl SearchAnswer {
                         + h.name.len()
                         + h.skill_path.len()
                         + h.uri.as_ref().map_or(0, String::len)
+                        + h.version.as_ref().map_or(0, |v| v.len() + 12)
                         + 96
                 })
                 .sum::<usize>();
@@ -331,6 +338,7 @@ impl SearchAnswer {
                 score: h.score,
                 skill_path: &h.skill_path,
                 uri: h.uri.as_deref(),
+                version: h.version.as_deref(),
             }),
         );
         // Only whole UTF-8 strings and ASCII were written.
@@ -351,6 +359,9 @@ impl SearchAnswer {
                 m.insert("score".into(), Value::from(h.score));
                 if let Some(uri) = h.uri {
                     m.insert("uri".into(), Value::String(uri));
+                }
+                if let Some(version) = h.version {
+                    m.insert("version".into(), Value::String(version));
                 }
                 Value::Object(m)
             })
@@ -385,6 +396,9 @@ pub struct SkillNode {
     pub asset_count: u32,
     #[serde(rename = "scriptCount")]
     pub script_count: u32,
+    /// The skill's `metadata.version`, as written (absent when it has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
     pub children: Vec<SkillNode>,
 }
 
@@ -487,6 +501,7 @@ fn load(view: &View, path_or_name: &str, hit: Option<&SearchHit>) -> Result<Skil
         inherited_assets: views(&resolved.inherited_assets),
         inherited_scripts: views(&resolved.inherited_scripts),
         uri: extension::uri_of(view, &info.skill_path),
+        version: info.version.clone(),
     })
 }
 
@@ -510,6 +525,7 @@ fn tree_node(nodes: &[crate::runtime::TreeNode], i: usize, depth: usize) -> Skil
             keywords: s.keywords.clone(),
             asset_count: s.asset_count,
             script_count: s.script_count,
+            version: s.version.clone(),
             children,
         },
         None => SkillNode {
@@ -520,6 +536,7 @@ fn tree_node(nodes: &[crate::runtime::TreeNode], i: usize, depth: usize) -> Skil
             keywords: Vec::new(),
             asset_count: 0,
             script_count: 0,
+            version: None,
             children,
         },
     }
@@ -550,7 +567,14 @@ impl SkillsServer {
                 let skill = load(view, &path, None)?;
                 // Asked for by path: a full score, the context if one was given too.
                 let context = context.as_deref().unwrap_or_default();
-                analytics.skill_served(context, &skill.skill_path, 1.0, &[] as &[&str], false);
+                analytics.skill_served(
+                    context,
+                    &skill.skill_path,
+                    skill.version.as_deref(),
+                    1.0,
+                    &[] as &[&str],
+                    false,
+                );
                 return Ok(json_result(serde_json::to_value(skill).unwrap_or_default()));
             }
             let context = context.unwrap_or_default();
@@ -582,6 +606,7 @@ impl SkillsServer {
                     analytics.skill_served(
                         &context,
                         &hit.skill_path,
+                        hit.version.as_deref(),
                         hit.score,
                         &hit.matched,
                         false,
@@ -628,6 +653,7 @@ impl SkillsServer {
                     name: h.name,
                     description: h.description,
                     score: round(h.score),
+                    version: h.version,
                 })
                 .collect();
             Ok(SearchAnswer(SearchResults { query, results }))
@@ -661,6 +687,7 @@ impl SkillsServer {
                     keywords: Vec::new(),
                     asset_count: 0,
                     script_count: 0,
+                    version: None,
                     children: Vec::new(),
                 }));
             }
@@ -932,6 +959,7 @@ mod tests {
                     description: texts[(i + 2) % texts.len()].repeat(i + 1),
                     score: round(scores[i % scores.len()]),
                     uri: (i % 3 != 1).then(|| format!("skill://x/{i}/SKILL.md")),
+                    version: (i % 4 == 2).then(|| format!("1.{i}0")),
                 })
                 .collect(),
         }

@@ -79,6 +79,16 @@ pub struct Served {
     pub count: i64,
     /// Serves per UTC day of the period, oldest first.
     pub per_day: Vec<i64>,
+    /// Serves per `metadata.version` served, most first (absent when no serve recorded one).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub versions: Vec<VersionCount>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct VersionCount {
+    /// The version as the skill wrote it (`1.10`).
+    pub version: String,
+    pub count: i64,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -191,6 +201,7 @@ pub fn report(
             skill,
             count,
             per_day: Vec::new(),
+            versions: Vec::new(),
         })
         .collect();
     served.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| a.skill.cmp(&b.skill)));
@@ -224,6 +235,26 @@ pub fn report(
                 s.per_day[i as usize] += r[1].int();
             }
         }
+        s.versions = store
+            .query(
+                &format!(
+                    "SELECT version, COUNT(*) FROM usage_events \
+                     WHERE type = 'skill_served' AND ts >= ? AND ts < ? AND {this_skill} \
+                     AND version IS NOT NULL GROUP BY version"
+                ),
+                &p,
+            )?
+            .iter()
+            .map(|r| VersionCount {
+                version: r[0].text(),
+                count: r[1].int(),
+            })
+            .collect();
+        s.versions.sort_by(|a, b| {
+            b.count
+                .cmp(&a.count)
+                .then_with(|| a.version.cmp(&b.version))
+        });
     }
 
     // Requests that found nothing / several skills, grouped by text.
@@ -436,13 +467,22 @@ pub fn text(r: &Report) -> String {
         .unwrap_or(0)
         .min(50);
     for s in &r.served {
-        let _ = writeln!(
+        let _ = write!(
             out,
             "  {:>6}  {:<width$}  {}",
             s.count,
             e(&s.skill),
             sparkline(&s.per_day, 60)
         );
+        if !s.versions.is_empty() {
+            let versions: Vec<String> = s
+                .versions
+                .iter()
+                .map(|v| format!("{} x{}", e(&v.version), v.count))
+                .collect();
+            let _ = write!(out, "  versions {}", versions.join(", "));
+        }
+        out.push('\n');
     }
     section(
         &mut out,

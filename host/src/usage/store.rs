@@ -73,6 +73,13 @@ const MIGRATIONS: &[(i64, &str, &str)] = &[
     CREATE INDEX usage_events_ambiguous ON usage_events (type, ts, query)
         WHERE type = 'ambiguous';",
     ),
+    (
+        3,
+        // The served skill's `metadata.version` (as written), when it has one; rows from
+        // before stay NULL.
+        "ALTER TABLE usage_events ADD COLUMN version TEXT;",
+        "",
+    ),
 ];
 
 /// The newest schema version this build knows.
@@ -98,6 +105,8 @@ pub struct Row {
     pub exit_code: Option<i32>,
     pub useful: Option<bool>,
     pub comment: Option<String>,
+    /// The served skill's `metadata.version` (`data.version`).
+    pub version: Option<String>,
     pub data: String,
 }
 
@@ -128,6 +137,7 @@ impl Row {
                 .and_then(|c| i32::try_from(c).ok()),
             useful: data.get("useful").and_then(Value::as_bool),
             comment: s(&data, "comment"),
+            version: s(&data, "version"),
             data: data.to_string(),
             kind,
         })
@@ -177,8 +187,8 @@ enum Db {
     Postgres(Box<postgres::Client>),
 }
 
-const INSERT: &str = "INSERT INTO usage_events (id, ts, type, server_id, replica_id, subject, skill, query, file, success, exit_code, useful, comment, data) \
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING";
+const INSERT: &str = "INSERT INTO usage_events (id, ts, type, server_id, replica_id, subject, skill, query, file, success, exit_code, useful, comment, version, data) \
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING";
 
 impl Store {
     /// Opens (creating the SQLite file and its folder on first use) and migrates. Errors name
@@ -312,6 +322,7 @@ impl Store {
                             r.exit_code,
                             r.useful,
                             r.comment,
+                            r.version,
                             r.data
                         ])? as u64;
                     }
@@ -338,6 +349,7 @@ impl Store {
                             &r.exit_code,
                             &r.useful,
                             &r.comment,
+                            &r.version,
                             &r.data,
                         ],
                     )?;
