@@ -96,12 +96,14 @@ fn main() {
             exit_code: None,
             useful: None,
             comment: None,
+            version: None,
             data: "{}".into(),
         };
         match kind {
             "skill_served" => {
                 row.skill = Some(skill);
                 row.query = Some(query);
+                row.version = Some(format!("1.{}", i % 3));
             }
             "no_match" => row.query = Some(query),
             "ambiguous" => {
