@@ -49,7 +49,7 @@ test('every dev query: the top 5 through the package equals the native CLI', { s
   const mine = queries.map((query) => JSON.stringify(sorted({
     query,
     results: index.search(query, 5).map((h) => sorted({
-      skill_path: h.skillPath, name: h.name, score: h.score, description: h.description,
+      skill_path: h.skillPath, name: h.name, score: h.score, description: h.description, version: h.version,
     })),
   })));
   const searched = performance.now() - t;
