@@ -79,6 +79,7 @@ fn bundled_list_json_is_the_spec_tree() {
                 "assetCount",
                 "children",
                 "description",
+                "is_skill",
                 "keywords",
                 "name",
                 "path",

@@ -121,6 +121,16 @@ pub fn bin() -> Command {
     cmd
 }
 
+/// The real binary as a stdio MCP server for an rmcp client (`TokioChildProcess`): [`bin`]'s
+/// isolation, run in `home`, which is also its `HOME` and holds its usage store (`home/state`).
+pub fn stdio_server(home: &Path) -> tokio::process::Command {
+    let mut cmd = bin();
+    cmd.current_dir(home)
+        .env("HOME", home)
+        .env("XDG_STATE_HOME", home.join("state"));
+    tokio::process::Command::from(cmd)
+}
+
 /// Run the binary with `args` and return its output.
 pub fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("run skills-mcp")

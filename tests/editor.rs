@@ -537,13 +537,8 @@ fn a_running_server_picks_up_an_editor_save() {
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let home = TempDir::new().unwrap();
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_skills-mcp"));
-        cmd.args(["--no-default-roots", "--root"])
-            .arg(root.path())
-            .current_dir(home.path())
-            .env("HOME", home.path())
-            .env("XDG_STATE_HOME", home.path().join("state"))
-            .env_remove("SKILLS_DIR");
+        let mut cmd = crate::common::stdio_server(home.path());
+        cmd.args(["--no-default-roots", "--root"]).arg(root.path());
         let client = Client::default()
             .serve(TokioChildProcess::new(cmd).unwrap())
             .await

@@ -48,16 +48,11 @@ type Routed = (String, Option<String>, Vec<String>);
 /// Ask the real binary serving `roots` over stdio, through an rmcp client, for every context.
 async fn get_skill_answers(roots: &[&Path], contexts: &[String]) -> Vec<Routed> {
     let home = TempDir::new().unwrap();
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_skills-mcp"));
+    let mut cmd = crate::common::stdio_server(home.path());
     cmd.arg("--no-default-roots");
     for r in roots {
         cmd.arg("--root").arg(r);
     }
-    cmd.current_dir(home.path())
-        .env("HOME", home.path())
-        .env("SKILLS_MCP_INDEX_CACHE", "off")
-        .env("XDG_STATE_HOME", home.path().join("state"))
-        .env_remove("SKILLS_DIR");
     let client = Client::default()
         .serve(TokioChildProcess::new(cmd).unwrap())
         .await

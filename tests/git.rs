@@ -733,15 +733,12 @@ async fn start_server(
         ),
     )
     .unwrap();
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_skills-mcp"));
+    let mut cmd = crate::common::stdio_server(home);
     cmd.arg("--config")
         .arg(&config)
-        .current_dir(home)
-        .env("HOME", home)
         .env("USER", "e2e")
         .env("SKILLS_REPO", repo_url)
         .env("ANALYTICS_ENDPOINT", endpoint)
-        .env_remove("SKILLS_DIR")
         .env_remove("SKILLS_BRANCH")
         .env_remove("GITHUB_TOKEN")
         .env_remove("REFRESH_INTERVAL_MINUTES");

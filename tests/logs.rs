@@ -256,14 +256,10 @@ async fn a_skill_that_breaks_during_live_reload_reaches_the_client_until_set_lev
     let run = async {
         let root = root();
         let home = TempDir::new().unwrap();
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_skills-mcp"));
+        let mut cmd = crate::common::stdio_server(home.path());
         cmd.args(["--no-default-roots", "--root"])
             .arg(root.path())
-            .current_dir(home.path())
-            .env("HOME", home.path())
             .env("SKILLS_MCP_CACHE_DIR", home.path().join("cache"))
-            .env("SKILLS_MCP_INDEX_CACHE", "off")
-            .env_remove("SKILLS_DIR")
             .env_remove("RUST_LOG");
         let (transport, _stderr) = TokioChildProcess::builder(cmd)
             .stderr(Stdio::null())

@@ -1087,12 +1087,8 @@ async fn the_binary_serves_mcp_on_stdio() {
         use rmcp::transport::TokioChildProcess;
         let root = fixture();
         let home = TempDir::new().unwrap();
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_skills-mcp"));
-        cmd.arg("--root")
-            .arg(root.path())
-            .current_dir(home.path())
-            .env("HOME", home.path())
-            .env_remove("SKILLS_DIR");
+        let mut cmd = crate::common::stdio_server(home.path());
+        cmd.arg("--root").arg(root.path());
         let transport = TokioChildProcess::new(cmd).expect("spawn skills-mcp");
         let client = ().serve(transport).await.expect("initialize");
         let info = client.peer_info().unwrap();
@@ -1348,14 +1344,11 @@ async fn the_combined_corpus_is_served_by_the_binary() {
     }
     let extra = TempDir::new().unwrap();
     let home = TempDir::new().unwrap();
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_skills-mcp"));
+    let mut cmd = crate::common::stdio_server(home.path());
     cmd.arg("--root")
         .arg(&corpus)
         .arg("--root")
-        .arg(extra.path())
-        .current_dir(home.path())
-        .env("HOME", home.path())
-        .env_remove("SKILLS_DIR");
+        .arg(extra.path());
     let started = std::time::Instant::now();
     let client = Client::default()
         .serve(TokioChildProcess::new(cmd).unwrap())

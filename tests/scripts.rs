@@ -1765,12 +1765,9 @@ Body.
         use rmcp::transport::TokioChildProcess;
         let root = tree();
         let home = tempfile::tempdir().unwrap();
-        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_skills-mcp"));
+        let mut cmd = crate::common::stdio_server(home.path());
         cmd.arg("--root")
             .arg(root.path())
-            .current_dir(home.path())
-            .env("HOME", home.path())
-            .env_remove("SKILLS_DIR")
             .env("GITHUB_TOKEN", "ghp_server_secret")
             .env("ANALYTICS_ENDPOINT", "http://127.0.0.1:9/secret-endpoint")
             .env("SOME_API_KEY", "sk-live-secret");

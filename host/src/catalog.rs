@@ -931,23 +931,25 @@ impl Catalog {
     }
 
     /// `list_skills`: the recursive tree of `SkillNode`s (`name`, `path`, `description`,
-    /// `keywords`, `assetCount`, `scriptCount`, `version` when the skill has one, `children`). Without a path, the top-level
+    /// `keywords`, `assetCount`, `scriptCount`, `is_skill`, `version` when the skill has one,
+    /// `children`). Without a path, the top-level
     /// nodes; with one, a one-element list holding that subtree.
     pub fn list_json(&self, path: Option<&str>) -> anyhow::Result<Value> {
         let nodes = self.tree(path)?;
         let Some(root) = nodes.first() else {
             return Ok(json!([]));
         };
-        if path.is_none() && root.skill.is_none() && root.path.is_empty() {
-            Ok(Value::Array(
-                root.children
-                    .iter()
-                    .map(|&c| tree_node_json(&nodes, c as usize, 0))
-                    .collect(),
-            ))
+        let top: Vec<SkillNode> = if path.is_none() && root.skill.is_none() && root.path.is_empty()
+        {
+            let children = root.children.iter().map(|&c| c as usize);
+            children
+                .filter(|&c| c < nodes.len() && c != 0)
+                .map(|c| SkillNode::from_tree(&nodes, c))
+                .collect()
         } else {
-            Ok(json!([tree_node_json(&nodes, 0, 0)]))
-        }
+            vec![SkillNode::from_tree(&nodes, 0)]
+        };
+        Ok(serde_json::to_value(top)?)
     }
 
     /// `get_asset`: `content` (text) or `content_base64` + `mime_type` (binary, or text
@@ -997,32 +999,74 @@ pub fn asset_info_json(asset: &AssetInfo) -> Value {
     skills_engine::output::asset_info_json(&crate::output::asset(asset))
 }
 
-/// One `SkillNode` of `list_skills`, recursively (depth-bounded against a malformed tree).
-fn tree_node_json(nodes: &[TreeNode], i: usize, depth: usize) -> Value {
-    let Some(node) = nodes.get(i) else {
-        return Value::Null;
-    };
-    let children: Vec<Value> = if depth > 256 {
-        Vec::new()
-    } else {
-        node.children
-            .iter()
-            .filter(|&&c| c as usize != i)
-            .map(|&c| tree_node_json(nodes, c as usize, depth + 1))
-            .collect()
-    };
-    let skill = node.skill.as_ref();
-    let mut v = json!({
-        "name": node.name,
-        "path": node.path,
-        "description": skill.map_or("", |s| s.description.as_str()),
-        "keywords": skill.map_or(&[][..], |s| s.keywords.as_slice()),
-        "assetCount": skill.map_or(0, |s| s.asset_count),
-        "scriptCount": skill.map_or(0, |s| s.script_count),
-        "children": children,
-    });
-    if let Some(version) = skill.and_then(|s| s.version.as_deref()) {
-        v["version"] = json!(version);
+/// A node of the skill tree, as `list_skills` and `list --json` print it: the one builder of
+/// that shape.
+#[derive(Debug, serde::Serialize, schemars::JsonSchema)]
+pub struct SkillNode {
+    pub name: String,
+    pub path: String,
+    /// Whether this node is a skill (otherwise a folder).
+    pub is_skill: bool,
+    pub description: String,
+    pub keywords: Vec<String>,
+    #[serde(rename = "assetCount")]
+    pub asset_count: u32,
+    #[serde(rename = "scriptCount")]
+    pub script_count: u32,
+    /// The skill's `metadata.version`, as written (absent when it has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    pub children: Vec<SkillNode>,
+}
+
+impl SkillNode {
+    /// An empty folder node at `path` (an empty subtree).
+    pub fn folder(path: String) -> Self {
+        SkillNode {
+            name: String::new(),
+            path,
+            is_skill: false,
+            description: String::new(),
+            keywords: Vec::new(),
+            asset_count: 0,
+            script_count: 0,
+            version: None,
+            children: Vec::new(),
+        }
     }
-    v
+
+    /// Node `i` of the engine's flattened tree, recursively.
+    pub fn from_tree(nodes: &[TreeNode], i: usize) -> Self {
+        Self::node(nodes, i, 0)
+    }
+
+    /// Depth-bounded, and a child index out of range or pointing at itself is skipped, against
+    /// a malformed tree.
+    fn node(nodes: &[TreeNode], i: usize, depth: usize) -> Self {
+        let Some(n) = nodes.get(i) else {
+            return SkillNode::folder(String::new());
+        };
+        let children = if depth > 256 {
+            Vec::new()
+        } else {
+            n.children
+                .iter()
+                .map(|&c| c as usize)
+                .filter(|&c| c < nodes.len() && c != i)
+                .map(|c| Self::node(nodes, c, depth + 1))
+                .collect()
+        };
+        let mut node = SkillNode::folder(n.path.clone());
+        node.name = n.name.clone();
+        node.children = children;
+        if let Some(s) = &n.skill {
+            node.is_skill = true;
+            node.description = s.description.clone();
+            node.keywords = s.keywords.clone();
+            node.asset_count = s.asset_count;
+            node.script_count = s.script_count;
+            node.version = s.version.clone();
+        }
+        node
+    }
 }

@@ -16,6 +16,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::{SkillsServer, View, engine_kind, extension, message};
+pub use crate::catalog::SkillNode;
 use crate::runtime::{AssetInfo, EngineErrorKind, Execution, RouteOutcome, SearchHit};
 
 /// The server instructions (the catalogue is appended).
@@ -383,25 +384,6 @@ impl rmcp::handler::server::tool::IntoCallToolResult for SearchAnswer {
     }
 }
 
-/// A node of the skill tree.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct SkillNode {
-    pub name: String,
-    pub path: String,
-    /// Whether this node is a skill (otherwise a folder).
-    pub is_skill: bool,
-    pub description: String,
-    pub keywords: Vec<String>,
-    #[serde(rename = "assetCount")]
-    pub asset_count: u32,
-    #[serde(rename = "scriptCount")]
-    pub script_count: u32,
-    /// The skill's `metadata.version`, as written (absent when it has none).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub version: Option<String>,
-    pub children: Vec<SkillNode>,
-}
-
 /// The content of an asset.
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct AssetContent {
@@ -503,43 +485,6 @@ fn load(view: &View, path_or_name: &str, hit: Option<&SearchHit>) -> Result<Skil
         uri: extension::uri_of(view, &info.skill_path),
         version: info.version.clone(),
     })
-}
-
-fn tree_node(nodes: &[crate::runtime::TreeNode], i: usize, depth: usize) -> SkillNode {
-    let n = &nodes[i];
-    let children = if depth > 64 {
-        Vec::new()
-    } else {
-        n.children
-            .iter()
-            .filter(|c| (**c as usize) < nodes.len() && **c as usize != i)
-            .map(|c| tree_node(nodes, *c as usize, depth + 1))
-            .collect()
-    };
-    match &n.skill {
-        Some(s) => SkillNode {
-            name: n.name.clone(),
-            path: n.path.clone(),
-            is_skill: true,
-            description: s.description.clone(),
-            keywords: s.keywords.clone(),
-            asset_count: s.asset_count,
-            script_count: s.script_count,
-            version: s.version.clone(),
-            children,
-        },
-        None => SkillNode {
-            name: n.name.clone(),
-            path: n.path.clone(),
-            is_skill: false,
-            description: String::new(),
-            keywords: Vec::new(),
-            asset_count: 0,
-            script_count: 0,
-            version: None,
-            children,
-        },
-    }
 }
 
 #[tool_router(router = tool_router, vis = "pub(crate)")]
@@ -679,19 +624,9 @@ impl SkillsServer {
                 )
             })?;
             if nodes.is_empty() {
-                return Ok(Json(SkillNode {
-                    name: String::new(),
-                    path: path.unwrap_or_default(),
-                    is_skill: false,
-                    description: String::new(),
-                    keywords: Vec::new(),
-                    asset_count: 0,
-                    script_count: 0,
-                    version: None,
-                    children: Vec::new(),
-                }));
+                return Ok(Json(SkillNode::folder(path.unwrap_or_default())));
             }
-            Ok(Json(tree_node(&nodes, 0, 0)))
+            Ok(Json(SkillNode::from_tree(&nodes, 0)))
         })
         .await
     }
