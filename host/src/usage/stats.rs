@@ -221,34 +221,28 @@ pub fn report(
         };
         let mut p = range();
         p.push(Param::Text(s.skill.clone()));
+        // One query per listed skill: its serves per day and per version.
         s.per_day = vec![0; period.days as usize];
+        let mut versions: BTreeMap<String, i64> = BTreeMap::new();
         for r in store.query(
             &format!(
-                "SELECT ts / {DAY_MS}, COUNT(*) FROM usage_events \
+                "SELECT ts / {DAY_MS}, version, COUNT(*) FROM usage_events \
                  WHERE type = 'skill_served' AND ts >= ? AND ts < ? AND {this_skill} \
-                 GROUP BY ts / {DAY_MS}"
+                 GROUP BY ts / {DAY_MS}, version"
             ),
             &p,
         )? {
             let i = r[0].int() - period.first_day;
             if (0..period.days).contains(&i) {
-                s.per_day[i as usize] += r[1].int();
+                s.per_day[i as usize] += r[2].int();
+            }
+            if r[1] != Cell::Null {
+                *versions.entry(r[1].text()).or_default() += r[2].int();
             }
         }
-        s.versions = store
-            .query(
-                &format!(
-                    "SELECT version, COUNT(*) FROM usage_events \
-                     WHERE type = 'skill_served' AND ts >= ? AND ts < ? AND {this_skill} \
-                     AND version IS NOT NULL GROUP BY version"
-                ),
-                &p,
-            )?
-            .iter()
-            .map(|r| VersionCount {
-                version: r[0].text(),
-                count: r[1].int(),
-            })
+        s.versions = versions
+            .into_iter()
+            .map(|(version, count)| VersionCount { version, count })
             .collect();
         s.versions.sort_by(|a, b| {
             b.count
