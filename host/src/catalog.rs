@@ -310,7 +310,13 @@ impl Catalog {
     /// Open `roots` (later roots take precedence) and build the first index.
     pub fn open(roots: Vec<RootSpec>, options: CatalogOptions) -> anyhow::Result<Self> {
         let runtime = Runtime::new(options.runtime.clone())?;
+        // The code that ran to get here (arguments, configuration, the engine's set-up) is not
+        // resident beside the index; nor, after it, the code that built or restored it, and
+        // what the build freed goes back.
+        crate::allocator::release_clean_file_pages();
         let snapshot = build_snapshot(&runtime, &options, &roots)?;
+        crate::allocator::release_freed();
+        crate::allocator::release_clean_file_pages();
         Ok(Self {
             inner: Arc::new(Inner {
                 runtime,

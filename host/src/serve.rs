@@ -46,6 +46,10 @@ impl Built {
     /// waiting for the line must not get "not ready" after it).
     pub fn serving(&self, ready: &str) {
         tracing::info!("{}; {ready}", self.indexed);
+        // Start-up is over (the index, the watches, the usage store): what it freed goes back,
+        // and the code only it ran leaves the resident set.
+        crate::allocator::release_freed();
+        crate::allocator::release_clean_file_pages();
     }
 }
 
@@ -177,8 +181,6 @@ pub fn run<T: Transport>(
 fn build(loaded: &Loaded, services: Services) -> Result<Built> {
     let (server, built, engine) = crate::mcp::open_timed(loaded, services)?;
     server.log_findings(Findings::Summary);
-    // What the build freed (listings, the index cache's sections) goes back before serving.
-    crate::allocator::release_freed();
     let cached = if server.catalog().stats().from_cache {
         " (from the index cache)"
     } else {
