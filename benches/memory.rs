@@ -24,13 +24,13 @@
 #[path = "support/mod.rs"]
 mod support;
 
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::server::Server;
 
 const TIMEOUT: Duration = Duration::from_secs(120);
 const STORM: u64 = 50;
@@ -114,138 +114,47 @@ impl Scratch {
     }
 }
 
-/// `VmRSS` and `VmHWM` of `pid`, in kB.
-fn status_kb(pid: u32) -> (u64, u64) {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0)
-    };
-    (field("VmRSS:"), field("VmHWM:"))
+/// The stdio server of `o` on its corpus, initialized.
+fn spawn(o: &Opts, scratch: &mut Scratch, extra: &[&str]) -> Server {
+    let mut cmd = scratch.command(&o.bin);
+    cmd.arg("--root")
+        .arg(&o.corpus.root)
+        .arg("serve")
+        .args(extra);
+    let mut s = Server::spawn(cmd).expect("spawn skills-mcp");
+    s.initialize("memory-bench", TIMEOUT)
+        .unwrap_or_else(|e| panic!("{e}"));
+    s
 }
 
-/// A running `skills-mcp serve` on stdio.
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    lines: mpsc::Receiver<String>,
-    log: mpsc::Receiver<String>,
+/// The answer to `id`.
+fn answer(s: &Server, id: u64) -> Value {
+    s.answer(id, TIMEOUT)
+        .unwrap_or_else(|| panic!("no answer to {id}"))
 }
 
-impl Server {
-    fn spawn(o: &Opts, scratch: &mut Scratch, extra: &[&str]) -> Self {
-        let mut child = scratch
-            .command(&o.bin)
-            .arg("--root")
-            .arg(&o.corpus.root)
-            .arg("serve")
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn skills-mcp");
-        let lines = lines_of(child.stdout.take().expect("stdout"));
-        let log = lines_of(child.stderr.take().expect("stderr"));
-        let stdin = child.stdin.take().expect("stdin");
-        let mut s = Self {
-            child,
-            stdin,
-            lines,
-            log,
-        };
-        s.send(&[
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18", "capabilities": {},
-                "clientInfo": {"name": "memory-bench", "version": "0"}}}),
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        ]);
-        s.answer(1);
-        s
-    }
-
-    fn send(&mut self, messages: &[Value]) {
-        let mut text = String::new();
-        for m in messages {
-            text.push_str(&m.to_string());
-            text.push('\n');
-        }
-        self.stdin.write_all(text.as_bytes()).expect("write");
-        self.stdin.flush().expect("flush");
-    }
-
-    /// The answer to `id` (answers to other ids are dropped).
-    fn answer(&self, id: u64) -> Value {
-        let deadline = Instant::now() + TIMEOUT;
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-                .unwrap_or_else(|_| panic!("no answer to {id}"));
-            if let Ok(v) = serde_json::from_str::<Value>(&line)
-                && v["id"] == json!(id)
-            {
-                return v;
-            }
-        }
-    }
-
-    fn call(id: u64, tool: &str, arguments: Value) -> Value {
-        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments}})
-    }
-
-    /// A session's first requests: the tools, one search, one `get_skill`.
-    fn session(&mut self, query: &str) {
-        self.send(&[json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})]);
-        self.answer(2);
-        self.send(&[Self::call(3, "search_skills", json!({"query": query}))]);
-        self.answer(3);
-        self.send(&[Self::call(4, "get_skill", json!({"context": query}))]);
-        self.answer(4);
-    }
-
-    /// The address of `--metrics-listen`, from the log.
-    fn metrics_addr(&self) -> String {
-        let deadline = Instant::now() + TIMEOUT;
-        loop {
-            let line = self
-                .log
-                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-                .expect("a metrics line in the log");
-            if let Some(rest) = line.split("metrics on http://").nth(1) {
-                return rest.split('/').next().unwrap_or(rest).to_string();
-            }
-        }
-    }
-
-    fn stop(mut self) {
-        drop(self.stdin);
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+/// A session's first requests: the tools, one search, one `get_skill`.
+fn session(s: &mut Server, query: &str) {
+    for (id, request) in [
+        (
+            2,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        ),
+        (3, Server::call(3, "search_skills", json!({"query": query}))),
+        (4, Server::call(4, "get_skill", json!({"context": query}))),
+    ] {
+        s.send(&[request]).expect("write");
+        answer(s, id);
     }
 }
 
-fn lines_of(stream: impl std::io::Read + Send + 'static) -> mpsc::Receiver<String> {
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for line in BufReader::new(stream).lines().map_while(Result::ok) {
-            if tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    rx
+/// The address of `--metrics-listen`, from the log.
+fn metrics_addr(s: &Server) -> String {
+    s.find_in_log(TIMEOUT, |line| {
+        let rest = line.split("metrics on http://").nth(1)?;
+        Some(rest.split('/').next().unwrap_or(rest).to_string())
+    })
+    .expect("a metrics line in the log")
 }
 
 /// `skills_mcp_index_build_duration_seconds_count` from `/metrics` at `addr`.
@@ -266,9 +175,9 @@ fn builds(addr: &str) -> f64 {
 
 /// Peak RSS (kB) of the stdio server restarting from the caches, after a session.
 fn serve(o: &Opts, scratch: &mut Scratch, query: &str) -> u64 {
-    let mut s = Server::spawn(o, scratch, &[]);
-    s.session(query);
-    let (_, hwm) = status_kb(s.child.id());
+    let mut s = spawn(o, scratch, &[]);
+    session(&mut s, query);
+    let (_, hwm) = s.status_kb();
     s.stop();
     hwm
 }
@@ -289,18 +198,18 @@ struct Storm {
 }
 
 fn storm(o: &Opts, scratch: &mut Scratch, query: &str) -> Storm {
-    let mut s = Server::spawn(o, scratch, &["--metrics-listen", "127.0.0.1:0"]);
-    let metrics = s.metrics_addr();
-    s.session(query);
+    let mut s = spawn(o, scratch, &["--metrics-listen", "127.0.0.1:0"]);
+    let metrics = metrics_addr(&s);
+    session(&mut s, query);
     // Settled: what the allocator frees late is given back before "before" is read.
     std::thread::sleep(Duration::from_secs(2));
-    let (before_kb, _) = status_kb(s.child.id());
+    let (before_kb, _) = s.status_kb();
     let built = builds(&metrics);
     let started = Instant::now();
     let calls: Vec<Value> = (100..100 + STORM)
         .map(|id| Server::call(id, "refresh_skills", json!({})))
         .collect();
-    s.send(&calls);
+    s.send(&calls).expect("write");
     let mut answered = 0;
     let deadline = Instant::now() + TIMEOUT;
     while answered < STORM {
@@ -321,7 +230,7 @@ fn storm(o: &Opts, scratch: &mut Scratch, query: &str) -> Storm {
     }
     let burst = started.elapsed();
     std::thread::sleep(Duration::from_secs(2));
-    let (after_kb, hwm_kb) = status_kb(s.child.id());
+    let (after_kb, hwm_kb) = s.status_kb();
     let rebuilds = builds(&metrics) - built;
     s.stop();
     Storm {

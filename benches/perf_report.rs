@@ -31,14 +31,13 @@
 mod support;
 
 use std::hint::black_box;
-use std::io::{BufRead as _, BufReader, Write as _};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 use skills_mcp::catalog::{Catalog, CatalogOptions, RootSpec};
+use support::server::Server;
 use support::{Corpus, component};
 
 /// Start-up allowance over the index build (issue 7).
@@ -444,134 +443,34 @@ fn machine() -> String {
     format!("on {cpus} CPUs, load average {load} at the end")
 }
 
-/// A running `skills-mcp serve` with a line reader on its stdout.
-struct Server {
-    child: Child,
-    stdin: ChildStdin,
-    lines: mpsc::Receiver<String>,
-    /// The server's own index build time, from its stderr.
-    built: mpsc::Receiver<Duration>,
+/// `skills-mcp --root ROOT serve` from `home`, with or without the index cache, sharing this
+/// process's compile cache.
+fn spawn_server(root: &Path, home: &Path, index_cache: bool) -> std::io::Result<Server> {
+    let cache = skills_mcp::runtime::default_cache_dir().unwrap_or_default();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_skills-mcp"));
+    cmd.env(
+        "SKILLS_MCP_INDEX_CACHE",
+        if index_cache { "on" } else { "off" },
+    )
+    .arg("--root")
+    .arg(root)
+    .arg("serve")
+    .current_dir(home)
+    // No standard roots from the real home; the same compile cache as this process.
+    .env("HOME", home)
+    .env("SKILLS_MCP_CACHE_DIR", cache)
+    .env_remove("SKILLS_DIR")
+    .env_remove("XDG_CACHE_HOME");
+    Server::spawn(cmd)
 }
 
-impl Server {
-    fn spawn(root: &Path, home: &Path, index_cache: bool) -> std::io::Result<Self> {
-        let cache = skills_mcp::runtime::default_cache_dir().unwrap_or_default();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_skills-mcp"))
-            .env(
-                "SKILLS_MCP_INDEX_CACHE",
-                if index_cache { "on" } else { "off" },
-            )
-            .arg("--root")
-            .arg(root)
-            .arg("serve")
-            .current_dir(home)
-            // No standard roots from the real home; the same compile cache as this process.
-            .env("HOME", home)
-            .env("SKILLS_MCP_CACHE_DIR", cache)
-            .env_remove("SKILLS_DIR")
-            .env_remove("XDG_CACHE_HOME")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()?;
-        let stderr = child.stderr.take().expect("stderr");
-        let (built_tx, built) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
-                // "skills-mcp: N skills indexed in T ms; serving MCP on stdio"
-                let t = line
-                    .split_once(" skills indexed in ")
-                    .and_then(|(_, rest)| rest.split_once(" ms"))
-                    .and_then(|(t, _)| t.parse::<u64>().ok());
-                if let Some(t) = t {
-                    let _ = built_tx.send(Duration::from_millis(t));
-                }
-            }
-        });
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = child.stdout.take().expect("stdout");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        Ok(Self {
-            child,
-            stdin,
-            lines,
-            built,
-        })
-    }
-
-    fn send(&mut self, msg: &Value) -> std::io::Result<()> {
-        writeln!(self.stdin, "{msg}")?;
-        self.stdin.flush()
-    }
-
-    /// Wait for the response to request `id`.
-    fn response(&self, id: u64, timeout: Duration) -> Option<Value> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let left = deadline.checked_duration_since(Instant::now())?;
-            let line = self.lines.recv_timeout(left).ok()?;
-            if let Ok(v) = serde_json::from_str::<Value>(&line)
-                && v.get("id").and_then(Value::as_u64) == Some(id)
-            {
-                return Some(v);
-            }
-        }
-    }
-
-    /// Resident kB of the largest anonymous mapping: the engine's linear memory (wasmtime
-    /// maps each guest memory on its own), which never shrinks, so it holds the build's peak.
-    fn guest_kb(&self) -> Option<u64> {
-        let smaps = std::fs::read_to_string(format!("/proc/{}/smaps", self.child.id())).ok()?;
-        let mut best = None;
-        let mut anon = false;
-        for line in smaps.lines() {
-            let mut f = line.split_whitespace();
-            let first = f.next().unwrap_or("");
-            if first.contains('-') && !first.ends_with(':') {
-                // A mapping header: address range, perms, offset, dev, inode, [path].
-                anon = f.nth(4).is_none();
-            } else if first == "Rss:" && anon {
-                let kb: u64 = f.next().and_then(|v| v.parse().ok()).unwrap_or(0);
-                best = best.max(Some(kb));
-            }
-        }
-        best
-    }
-
-    /// Peak resident set size so far, in kB (Linux).
-    fn hwm_kb(&self) -> Option<u64> {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).ok()?;
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("VmHWM:"))?
-            .trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse()
-            .ok()
-    }
-
-    fn stop(mut self) {
-        drop(self.stdin);
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while Instant::now() < deadline {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The server's own index build time, from its log line
+/// "skills-mcp: N skills indexed in T ms; ...".
+fn built_ms(line: &str) -> Option<Duration> {
+    line.split_once(" skills indexed in ")
+        .and_then(|(_, rest)| rest.split_once(" ms"))
+        .and_then(|(t, _)| t.parse::<u64>().ok())
+        .map(Duration::from_millis)
 }
 
 /// What one start of the server measured: tools/list time, first tools/call time, VmHWM kB, the
@@ -593,23 +492,12 @@ fn serve_once(
 ) -> Result<ServeRun, String> {
     let timeout = Duration::from_secs(120);
     let t0 = Instant::now();
-    let mut s =
-        Server::spawn(&corpus.root, home, index_cache).map_err(|e| format!("spawn: {e}"))?;
+    let mut s = spawn_server(&corpus.root, home, index_cache).map_err(|e| format!("spawn: {e}"))?;
     let r = (|| {
-        s.send(
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "perf_report", "version": "0"}
-            }}),
-        )
-        .map_err(|e| format!("write: {e}"))?;
-        s.response(1, timeout).ok_or("no initialize answer")?;
-        s.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        s.initialize("perf_report", timeout)?;
+        s.send(&[json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})])
             .map_err(|e| format!("write: {e}"))?;
-        s.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
-            .map_err(|e| format!("write: {e}"))?;
-        let list = s.response(2, timeout).ok_or("no tools/list answer")?;
+        let list = s.answer(2, timeout).ok_or("no tools/list answer")?;
         let t_list = t0.elapsed();
         let tools: Vec<String> = list["result"]["tools"]
             .as_array()
@@ -621,17 +509,20 @@ fn serve_once(
             .unwrap_or_default();
         let mut t_call = None;
         if tools.iter().any(|t| t == "get_skill") {
-            s.send(
-                &json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-                    "name": "get_skill", "arguments": {"context": query}
-                }}),
-            )
-            .map_err(|e| format!("write: {e}"))?;
-            s.response(3, timeout).ok_or("no tools/call answer")?;
+            s.send(&[Server::call(3, "get_skill", json!({"context": query}))])
+                .map_err(|e| format!("write: {e}"))?;
+            s.answer(3, timeout).ok_or("no tools/call answer")?;
             t_call = Some(t0.elapsed());
         }
-        let built = s.built.recv_timeout(Duration::from_secs(1)).ok();
-        Ok((t_list, t_call, s.hwm_kb(), s.guest_kb(), built))
+        let built = s.find_in_log(Duration::from_secs(1), built_ms);
+        let (_, hwm) = s.status_kb();
+        Ok((
+            t_list,
+            t_call,
+            Some(hwm).filter(|&kb| kb > 0),
+            s.guest_kb(),
+            built,
+        ))
     })();
     s.stop();
     r

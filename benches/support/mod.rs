@@ -11,6 +11,7 @@
 
 pub mod component;
 pub mod gen_corpus;
+pub mod server;
 
 use std::fs;
 use std::path::{Path, PathBuf};
