@@ -30,6 +30,7 @@ pub mod bytes;
 #[cfg(feature = "cli")]
 pub mod cli_args;
 pub mod codec;
+pub mod content_digest;
 pub mod discover;
 pub mod evals;
 pub mod extension;
