@@ -5,8 +5,10 @@
 
 #![allow(dead_code)]
 
+use std::io::{BufRead as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 use skills_mcp::usage::{Location, Store};
 use tempfile::TempDir;
@@ -633,5 +635,109 @@ impl Remote {
         git(&self.work(), &["commit", "--quiet", "-m", message]);
         git(&self.work(), &["push", "--quiet", "origin", "HEAD:main"]);
         git(&self.work(), &["rev-parse", "HEAD"])
+    }
+}
+
+/// A `docker-registry` on 127.0.0.1 (Debian's, distribution 2.8; the path of
+/// `require_service(Service::Registry, ..)`), stopped on drop; its storage outlives a restart.
+pub struct Registry {
+    dir: PathBuf,
+    port: u16,
+    child: Option<Child>,
+    bin: PathBuf,
+}
+
+impl Registry {
+    pub fn start(bin_dir: &Path, dir: &Path) -> Self {
+        std::fs::create_dir_all(dir).unwrap();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let mut r = Registry {
+            dir: dir.to_path_buf(),
+            port,
+            child: None,
+            bin: bin_dir.join("docker-registry"),
+        };
+        r.restart();
+        r
+    }
+
+    pub fn restart(&mut self) {
+        let config = self.dir.join("config.yml");
+        std::fs::write(
+            &config,
+            format!(
+                "version: 0.1\nlog:\n  level: info\n  accesslog:\n    disabled: false\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{}\n",
+                self.dir.join("storage").display(),
+                self.port
+            ),
+        )
+        .unwrap();
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join("registry.log"))
+            .unwrap();
+        let child = Command::new(&self.bin)
+            .arg("serve")
+            .arg(&config)
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("start docker-registry");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", self.port)) {
+                let _ = write!(s, "GET /v2/ HTTP/1.0\r\n\r\n");
+                let mut line = String::new();
+                let _ = std::io::BufReader::new(s).read_line(&mut line);
+                if line.contains("200") {
+                    return;
+                }
+            }
+            assert!(Instant::now() < deadline, "docker-registry did not start");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    pub fn host(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    /// Requests the registry logged so far whose line contains `needle`.
+    pub fn requests(&self, needle: &str) -> usize {
+        std::fs::read_to_string(self.dir.join("registry.log"))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains("\"GET ") && l.contains(needle))
+            .count()
+    }
+
+    /// The stored data file of `digest`.
+    pub fn blob_file(&self, digest: &str) -> PathBuf {
+        let hex = digest.trim_start_matches("sha256:");
+        self.dir
+            .join("storage/docker/registry/v2/blobs/sha256")
+            .join(&hex[..2])
+            .join(hex)
+            .join("data")
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        self.stop();
     }
 }

@@ -17,6 +17,7 @@ mod http_auth;
 mod index_cache;
 mod inputs;
 mod install;
+mod lock;
 mod logs;
 mod mcp;
 mod oci;

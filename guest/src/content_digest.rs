@@ -74,8 +74,14 @@ mod tests {
     #[test]
     fn content_path_and_framing_each_change_the_digest() {
         let base = content_digest(&[("SKILL.md".into(), file_sha256(b"x"))]);
-        assert_ne!(base, content_digest(&[("SKILL.md".into(), file_sha256(b"y"))]));
-        assert_ne!(base, content_digest(&[("skill.md".into(), file_sha256(b"x"))]));
+        assert_ne!(
+            base,
+            content_digest(&[("SKILL.md".into(), file_sha256(b"y"))])
+        );
+        assert_ne!(
+            base,
+            content_digest(&[("skill.md".into(), file_sha256(b"x"))])
+        );
         assert_eq!(base.len(), 7 + 64);
     }
 }

@@ -133,6 +133,14 @@ pub enum Command {
     /// Publish a skill folder as a signed OCI artifact in ToolHive's layout (reproducible: the
     /// same folder gives the same digest): `push PATH REF [--key FILE]`. See docs/sources.md.
     Push(crate::sources::oci::push::PushArgs),
+    /// Write the lock file: every remote source's revision (git commit, OCI manifest digest)
+    /// and each of its skills' contentDigest (`--lock FILE`; `--check` exits 1 naming each
+    /// drifted source and skill; `--update [NAME]` moves pins). See docs/sources.md.
+    Lock(crate::sources::lock::LockArgs),
+    /// Remote sources: `sources list` (revision served, pin), `sources rollback NAME` (serve
+    /// the previous revision and pin it, for every replica sharing the content folder),
+    /// `sources unpin NAME`. See docs/sources.md.
+    Sources(crate::sources::pins::SourcesArgs),
 }
 
 /// Who is asking, for the verbs that answer as the server would answer a caller (`access check`,
@@ -228,6 +236,10 @@ pub struct ServeArgs {
     /// is loopback; default: `server.metrics_listen`, off). See docs/operations.md.
     #[arg(long, value_name = "ADDR")]
     pub metrics_listen: Option<String>,
+    /// Serve exactly the revisions of the lock file (`sources.locked`): a remote that moved is
+    /// reported, not followed; a skill whose content disagrees with the lock is not served.
+    #[arg(long)]
+    pub locked: bool,
 }
 
 #[derive(Debug, Args)]
@@ -366,6 +378,14 @@ pub fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             let (loaded, _git) = load(global, None)?;
             crate::sources::oci::push::run(&args, crate::mcp::catalog_options(&loaded.config))
         }
+        Command::Sources(args) => {
+            let (loaded, _git) = load(global, None)?;
+            crate::sources::pins::run(&args, &loaded.config)
+        }
+        Command::Lock(args) => {
+            let (loaded, _git) = load(global, None)?;
+            crate::sources::lock::run(&args, global.config.as_deref(), &loaded.config)
+        }
         Command::Eval(args) => {
             let (catalog, config) = open(global, &[])?;
             crate::eval::run(&catalog, &config, &args)
@@ -442,7 +462,7 @@ fn serve(global: &GlobalArgs, args: &ServeArgs) -> anyhow::Result<ExitCode> {
         || flags.public_without_auth
         || !flags.allowed_hosts.is_empty()
         || !flags.allowed_origins.is_empty();
-    let (mut loaded, git) = load(global, Some(crate::sources::Fetch::Always))?;
+    let (mut loaded, git) = load_with(global, Some(crate::sources::Fetch::Always), args.locked)?;
     let (usage_db, metrics_listen) = (args.usage_db.clone(), args.metrics_listen.clone());
     let overrides = Arc::new(move |config: &mut crate::config::Config| {
         if let Some(store) = &usage_db {
@@ -495,15 +515,41 @@ fn load(
     crate::config::Loaded,
     Option<std::sync::Arc<crate::sources::Sources>>,
 )> {
+    load_with(global, fetch, false)
+}
+
+/// [`load`]; `locked` (`serve --locked`, or `sources.locked`): the remote sources serve exactly
+/// the revisions of the lock file.
+fn load_with(
+    global: &GlobalArgs,
+    fetch: Option<crate::sources::Fetch>,
+    locked: bool,
+) -> anyhow::Result<(
+    crate::config::Loaded,
+    Option<std::sync::Arc<crate::sources::Sources>>,
+)> {
     let options = load_options(global);
     let mut loaded = crate::config::load(&options)?;
     // Git sources are cloned or fetched before indexing; then their config.yaml exists to read.
     let git = if let Some(fetch) = fetch {
+        let lock = if locked || loaded.config.sources.locked {
+            let path = crate::sources::lock::lock_path(
+                None,
+                loaded.config.sources.lock_file.as_deref(),
+                global.config.as_deref(),
+            );
+            let lock = crate::sources::lock::LockFile::read(&path)
+                .context("serving locked (`--locked`, `sources.locked`)")?;
+            Some((lock, path, crate::mcp::catalog_options(&loaded.config)))
+        } else {
+            None
+        };
         crate::sources::start_blocking(
             loaded.config.sources.remote_sources(),
             &loaded.config.git,
             loaded.config.github_token.clone(),
             fetch,
+            lock,
         )?
     } else {
         None

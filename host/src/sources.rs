@@ -19,7 +19,9 @@
 //! child's environment (see `git/command.rs`).
 
 pub mod git;
+pub mod lock;
 pub mod oci;
+pub mod pins;
 pub(crate) mod snapshots;
 
 use std::future::Future;
@@ -28,7 +30,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, SystemTime};
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context as _, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 
 pub use git::{
@@ -58,6 +60,19 @@ pub(crate) trait Source: Send + Sync + std::fmt::Debug {
     fn kind(&self) -> &'static str;
     /// How logs and answers name the source (no credentials).
     fn label(&self) -> &str;
+    /// The source's `name` (what access rules, the lock file and `sources rollback` call it).
+    fn name(&self) -> &str {
+        self.label()
+    }
+    /// How the lock file records `revision` of this source: its `digest` (git: the commit;
+    /// OCI: `sha256:<hex>`) and its `resolvedReference`. A new kind of source (an index) says
+    /// here what it pins.
+    fn lock_reference(&self, revision: &str) -> LockReference {
+        LockReference {
+            digest: revision.to_owned(),
+            resolved_reference: format!("{}@{revision}", self.label()),
+        }
+    }
     /// The source's snapshot folder.
     fn snapshots(&self) -> &Snapshots;
     /// How long to wait for another process syncing the same folder.
@@ -77,6 +92,38 @@ pub(crate) trait Source: Send + Sync + std::fmt::Debug {
     /// Brings the remote's revision into a complete, checked snapshot (reusing it when it is
     /// already on disk); `served` is the revision served now. Called with the lock held.
     fn fetch<'a>(&'a self, served: Option<&'a str>) -> BoxFuture<'a, Result<Fetched>>;
+    /// Brings exactly `pin` (a revision: `sources rollback`, the lock file) into a complete,
+    /// checked snapshot, and says where the remote is now when it could ask (to report an
+    /// upstream that moved; never followed). Called with the lock held.
+    fn fetch_pinned<'a>(
+        &'a self,
+        served: Option<&'a str>,
+        pin: &'a str,
+    ) -> BoxFuture<'a, Result<Pinned>> {
+        let _ = served;
+        Box::pin(async move {
+            bail!(
+                "a {} source cannot be pinned (to {})",
+                self.kind(),
+                short(pin)
+            )
+        })
+    }
+}
+
+/// What [`Source::fetch_pinned`] made: the pinned snapshot, and the remote's revision now (when
+/// it could be read).
+#[derive(Debug, Clone)]
+pub(crate) struct Pinned {
+    pub(crate) fetched: Fetched,
+    pub(crate) upstream: Option<String>,
+}
+
+/// What a lock file entry pins of a source (see [`Source::lock_reference`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockReference {
+    pub digest: String,
+    pub resolved_reference: String,
 }
 
 /// When a start-up fetches a remote source.
@@ -128,8 +175,16 @@ pub(crate) async fn sync(source: &dyn Source) -> Result<SyncOutcome> {
         let snapshots = source.snapshots();
         let _lock = snapshots.begin(source.lock_wait()).await?;
         let old = snapshots.state().revision;
-        let fetched = source.fetch(old.as_deref()).await?;
-        snapshots.swap(&fetched.revision, fetched.root)?;
+        let fetched = match snapshots.wanted() {
+            Some(pin) => {
+                let pinned = source.fetch_pinned(old.as_deref(), &pin).await?;
+                report_upstream(source, &pin, pinned.upstream.as_deref());
+                pinned.fetched
+            }
+            None => source.fetch(old.as_deref()).await?,
+        };
+        let root = enforce_lock(source, &fetched.revision, fetched.root)?;
+        snapshots.swap(&fetched.revision, root)?;
         Ok::<_, anyhow::Error>(SyncOutcome {
             old,
             new: fetched.revision,
@@ -163,6 +218,90 @@ pub(crate) async fn sync(source: &dyn Source) -> Result<SyncOutcome> {
         }
     }
     result.map_err(|e| anyhow!(source.redact(&format!("{e:#}"))))
+}
+
+/// The folder to serve for `revision` of a source at `root`: `root` itself, unless the source
+/// is locked to that revision and some of its skills disagree with the lock file (their
+/// `contentDigest` differs, or the lock does not list them): then a view without those skills,
+/// each refusal logged (an error, forwarded to MCP clients as `notifications/message`) naming
+/// the source, the skill, the lock file and both digests. The other skills keep serving.
+fn enforce_lock(source: &dyn Source, revision: &str, root: PathBuf) -> Result<PathBuf> {
+    let snapshots = source.snapshots();
+    let state = snapshots.state();
+    let Some(locked) = state.locked.filter(|l| l.revision == revision) else {
+        return Ok(root);
+    };
+    if let Some((rev, view)) = &state.view
+        && rev == revision
+        && view.is_dir()
+    {
+        return Ok(view.clone());
+    }
+    let (kind, label, name) = (source.kind(), source.label(), source.name());
+    let hashed = lock::hashed_skills(&root, locked.options.clone())
+        .with_context(|| format!("checking {label} against {}", locked.lock_file.display()))?;
+    let mut leave_out = Vec::new();
+    for (skill, files) in &hashed {
+        let why = match locked.skills.iter().find(|s| s.name == skill.name) {
+            Some(l) if l.content_digest == skill.content_digest => continue,
+            Some(l) => format!(
+                "its content {} disagrees with the locked {}",
+                skill.content_digest, l.content_digest
+            ),
+            None => "it is not in the lock".to_owned(),
+        };
+        tracing::error!(
+            "{kind}: {label} ({name}): skill {} at {}: {why} ({}); not served",
+            crate::logsafe::Escaped(&skill.name),
+            short(revision),
+            locked.lock_file.display()
+        );
+        leave_out.extend(files.iter().cloned());
+    }
+    for l in &locked.skills {
+        if !hashed.iter().any(|(s, _)| s.name == l.name) {
+            tracing::warn!(
+                "{kind}: {label} ({name}): the locked skill {} is not in {}",
+                crate::logsafe::Escaped(&l.name),
+                short(revision)
+            );
+        }
+    }
+    let view = if leave_out.is_empty() {
+        root
+    } else {
+        leave_out.sort();
+        snapshots.view(revision, &root, &leave_out)?
+    };
+    // Checked once per revision: a refresh that finds it again serves the same folder.
+    snapshots.update_state(|s| s.view = Some((revision.to_owned(), view.clone())));
+    Ok(view)
+}
+
+/// Logs (once per upstream revision) that a pinned source's remote moved elsewhere: reported,
+/// not followed.
+fn report_upstream(source: &dyn Source, pin: &str, upstream: Option<&str>) {
+    let snapshots = source.snapshots();
+    let Some(upstream) = upstream.filter(|u| *u != pin) else {
+        return;
+    };
+    if snapshots.state().reported_upstream.as_deref() == Some(upstream) {
+        return;
+    }
+    let why = if snapshots.state().locked.is_some() {
+        "the lock file pins it; `skills-mcp lock --update NAME` moves the pin"
+    } else {
+        "pinned by `skills-mcp sources rollback`; `skills-mcp sources unpin NAME` follows the remote"
+    };
+    tracing::warn!(
+        "{}: {} ({}): the remote moved to {}; serving {} ({why})",
+        source.kind(),
+        source.label(),
+        source.name(),
+        short(upstream),
+        short(pin)
+    );
+    snapshots.update_state(|s| s.reported_upstream = Some(upstream.to_owned()));
 }
 
 /// One folder to index, with a name for diagnostics.
@@ -312,6 +451,22 @@ impl Sources {
         })
     }
 
+    /// [`Self::new`] with the tokens of this process's environment, `github_token` for the git
+    /// sources that use the default token variable.
+    pub fn from_process(
+        sources: &[SourceConfig],
+        git: &GitConfig,
+        github_token: Option<String>,
+    ) -> Result<Self> {
+        Self::new(sources, git, |var| {
+            if var == DEFAULT_TOKEN_ENV {
+                github_token.clone()
+            } else {
+                std::env::var(var).ok()
+            }
+        })
+    }
+
     /// Whether any source is remote (git).
     pub fn has_git(&self) -> bool {
         self.remotes().next().is_some()
@@ -353,7 +508,28 @@ impl Sources {
         for source in self.remotes() {
             let (kind, label) = (source.kind(), source.label());
             let cached = load_cached(source);
-            if fetch == Fetch::IfMissing && cached.is_some() {
+            let locked = source
+                .snapshots()
+                .state()
+                .locked
+                .map(|l| l.revision.clone());
+            if fetch == Fetch::IfMissing
+                && let Some(revision) = &cached
+                && (locked.is_none() || locked.as_ref() == Some(revision))
+            {
+                if let (Some(_), Some(root)) = (&locked, source.snapshots().state().root) {
+                    let served = enforce_lock(source, revision, root)
+                        .and_then(|root| source.snapshots().swap(revision, root));
+                    if let Err(e) = served {
+                        source.snapshots().unserve();
+                        let msg = format!("error: {label}: {e:#}; its skills are not served");
+                        tracing::error!(
+                            "{kind}: {}",
+                            crate::logsafe::Escaped(msg.trim_start_matches("error: "))
+                        );
+                        problems.push(msg);
+                    }
+                }
                 continue;
             }
             match sync(source).await {
@@ -370,6 +546,14 @@ impl Sources {
                     }
                 }
                 Err(e) => {
+                    // A locked source serves its locked revision or nothing.
+                    let cached = match (&locked, cached) {
+                        (Some(locked), Some(c)) if *locked != c => {
+                            source.snapshots().unserve();
+                            None
+                        }
+                        (_, c) => c,
+                    };
                     let msg = match &cached {
                         Some(revision) => format!(
                             "warning: could not update {label} ({e:#}); serving the cached {} {}",
@@ -442,6 +626,166 @@ impl Sources {
                 }
             })
             .collect()
+    }
+
+    /// The lock file entry of every remote source, from the snapshot it serves (see
+    /// [`lock`]); a source with nothing served yet is an error naming it.
+    pub fn lock_entries(
+        &self,
+        options: &crate::catalog::CatalogOptions,
+    ) -> Result<Vec<lock::LockedSource>> {
+        let mut out = Vec::new();
+        for source in self.remotes() {
+            let state = source.snapshots().state();
+            let (Some(revision), Some(root)) = (state.revision, state.root) else {
+                bail!(
+                    "{} source {} has no snapshot to lock{}",
+                    source.kind(),
+                    source.label(),
+                    state
+                        .last_error
+                        .map(|e| format!(" ({e})"))
+                        .unwrap_or_default()
+                );
+            };
+            let skills = lock::skill_digests(&root, options.clone())
+                .with_context(|| format!("{}: {}", source.kind(), source.label()))?;
+            let reference = source.lock_reference(&revision);
+            let single = (source.kind() == "oci" && skills.len() == 1).then(|| skills[0].clone());
+            out.push(lock::LockedSource {
+                name: source.name().to_owned(),
+                kind: source.kind().to_owned(),
+                source: source.label().to_owned(),
+                resolved_reference: reference.resolved_reference,
+                digest: reference.digest,
+                content_digest: single.as_ref().map(|s| s.content_digest.clone()),
+                version: single.and_then(|s| s.version),
+                skills,
+            });
+        }
+        Ok(out)
+    }
+
+    /// The remote source named `name` (its `name`), or an error listing the names.
+    fn named(&self, name: &str) -> Result<&dyn Source> {
+        self.remotes().find(|r| r.name() == name).ok_or_else(|| {
+            anyhow!(
+                "no remote source is named {name:?} (configured: {})",
+                self.remote_names().join(", ")
+            )
+        })
+    }
+
+    /// Whether a remote source is named `name`.
+    pub fn has_named(&self, name: &str) -> bool {
+        self.named(name).is_ok()
+    }
+
+    /// `sources rollback NAME`: serves the revision the source served before the current one
+    /// and pins it (`PIN` in its folder), so that every refresh, of this process and of every
+    /// replica sharing the folder, keeps it until [`Self::unpin`]. Returns the revisions
+    /// (from, to).
+    pub async fn rollback(&self, name: &str) -> Result<(Option<String>, String)> {
+        let source = self.named(name)?;
+        let snapshots = source.snapshots();
+        let _lock = snapshots.begin(source.lock_wait()).await?;
+        let current = load_cached(source);
+        let previous = snapshots.previous().ok_or_else(|| {
+            anyhow!(
+                "{name}: no previous revision is recorded (a source rolls back to the revision it served before its last update)"
+            )
+        })?;
+        let tree = snapshots.tree(&previous);
+        if !tree.is_dir() {
+            bail!(
+                "{name}: the snapshot of the previous revision {} is no longer on disk",
+                short(&previous)
+            );
+        }
+        let root = source.resolve_root(&tree)?;
+        snapshots.set_pin(Some(&previous))?;
+        snapshots.swap(&previous, root)?;
+        tracing::info!(
+            "{}: {} ({name}): rolled back to {} and pinned",
+            source.kind(),
+            source.label(),
+            short(&previous)
+        );
+        Ok((current, previous))
+    }
+
+    /// `sources unpin NAME`: removes the pin; the next refresh follows the remote. Returns the
+    /// revision that was pinned.
+    pub async fn unpin(&self, name: &str) -> Result<Option<String>> {
+        let source = self.named(name)?;
+        let snapshots = source.snapshots();
+        let _lock = snapshots.begin(source.lock_wait()).await?;
+        let pin = snapshots.pin();
+        snapshots.set_pin(None)?;
+        Ok(pin)
+    }
+
+    /// Serves exactly the revisions of `lock` (`serve --locked`): each remote source is pinned
+    /// to its entry's `digest`, before any `sources rollback` pin. A source the lock does not
+    /// name, or names with another kind or a digest that is no revision, is an error.
+    pub fn apply_lock(
+        &self,
+        lock: &lock::LockFile,
+        path: &Path,
+        options: &crate::catalog::CatalogOptions,
+    ) -> Result<()> {
+        for source in self.remotes() {
+            let name = source.name();
+            let entry = lock.source(name).ok_or_else(|| {
+                anyhow!(
+                    "the lock file {} has no entry for the {} source {name:?} (run `skills-mcp lock`)",
+                    path.display(),
+                    source.kind()
+                )
+            })?;
+            let revision = entry.digest.trim_start_matches("sha256:");
+            if entry.kind != source.kind() || !snapshots::is_revision(revision) {
+                bail!(
+                    "the lock file {}: the entry {name:?} ({} {}) does not pin a {} source",
+                    path.display(),
+                    entry.kind,
+                    entry.digest,
+                    source.kind()
+                );
+            }
+            let locked = Arc::new(snapshots::Locked {
+                revision: revision.to_owned(),
+                skills: entry.skills.clone(),
+                lock_file: path.to_path_buf(),
+                options: options.clone(),
+            });
+            source.snapshots().update_state(|s| s.locked = Some(locked));
+        }
+        Ok(())
+    }
+
+    /// Every remote source: name, kind, label, the revision served (as a previous run left it
+    /// when this process has not synced), the pin and the previous revision.
+    pub fn describe(&self) -> Vec<pins::SourceInfo> {
+        self.remotes()
+            .map(|source| {
+                let snapshots = source.snapshots();
+                let revision = snapshots.state().revision.or_else(|| load_cached(source));
+                pins::SourceInfo {
+                    name: source.name().to_owned(),
+                    kind: source.kind().to_owned(),
+                    source: source.label().to_owned(),
+                    revision,
+                    pinned: snapshots.pin(),
+                    previous: snapshots.previous(),
+                }
+            })
+            .collect()
+    }
+
+    /// The names of the remote sources, in precedence order.
+    pub fn remote_names(&self) -> Vec<String> {
+        self.remotes().map(|r| r.name().to_owned()).collect()
     }
 
     /// The folder holding the snapshots (and a git source's repository) of each remote source
@@ -603,24 +947,23 @@ impl Sources {
 /// The remote sources (git: `sources.repo`, then each of `sources.repos`; then `sources.oci`)
 /// fetched (always, or only when missing: `fetch`) before the server indexes anything (on a runtime of its own: call it outside any
 /// async context), with `github_token` for the git sources that use the default token variable.
-/// `None` when no remote source is configured; problems are printed, never fatal.
+/// `None` when no remote source is configured; problems are printed, never fatal. With `lock`
+/// (the lock file, its path, the catalogue's options), every source serves its locked revision
+/// ([`Sources::apply_lock`]).
 pub fn start_blocking(
     sources: Vec<SourceConfig>,
     git: &GitConfig,
     github_token: Option<String>,
     fetch: Fetch,
+    lock: Option<(lock::LockFile, PathBuf, crate::catalog::CatalogOptions)>,
 ) -> Result<Option<Arc<Sources>>> {
     if sources.is_empty() {
         return Ok(None);
     }
-    let token = github_token;
-    let sync = Sources::new(&sources, git, |var| {
-        if var == DEFAULT_TOKEN_ENV {
-            token.clone()
-        } else {
-            std::env::var(var).ok()
-        }
-    })?;
+    let sync = Sources::from_process(&sources, git, github_token)?;
+    if let Some((lock, path, options)) = lock {
+        sync.apply_lock(&lock, &path, &options)?;
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

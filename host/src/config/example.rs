@@ -133,6 +133,12 @@ sources:
   oci: []
   # Registries spoken to in plain HTTP (host or host:port); loopback ones always are.
   insecure_registries: []
+  # The lock file `skills-mcp lock` writes and `lock --check` compares (relative to the
+  # --config file's folder; default: skills.lock beside the --config file, else ./skills.lock).
+  # lock_file: skills.lock
+  # Serve exactly the revisions of the lock file (as `serve --locked`): a remote that moved is
+  # reported, not followed; a skill whose content disagrees with the lock is not served.
+  locked: false
 
 # Git checkouts (one folder per source; skills are served from an immutable snapshot per commit).
 git:

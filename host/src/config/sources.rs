@@ -33,6 +33,11 @@ pub struct SourcesConfig {
     pub oci: Vec<crate::sources::oci::OciSourceConfig>,
     /// Registries spoken to in plain HTTP (`host` or `host:port`) besides loopback ones.
     pub insecure_registries: Vec<String>,
+    /// The lock file (`skills-mcp lock`; default: `skills.lock` beside the `--config` file).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lock_file: Option<PathBuf>,
+    /// Serve exactly the revisions of the lock file (as `serve --locked`).
+    pub locked: bool,
 }
 
 /// An entry of `sources.roots`: a folder, optionally named for access rules.
@@ -77,6 +82,8 @@ impl Default for SourcesConfig {
             repos: Vec::new(),
             oci: Vec::new(),
             insecure_registries: Vec::new(),
+            lock_file: None,
+            locked: false,
         }
     }
 }

@@ -26,7 +26,7 @@ use serde_json::Value;
 use sha2::{Digest as _, Sha256};
 
 use super::snapshots::Snapshots;
-use super::{BoxFuture, Fetched, Source};
+use super::{BoxFuture, Fetched, Pinned, Source};
 use reference::Reference;
 use registry::{DOCKER_LIST, INDEX, Registry};
 
@@ -220,6 +220,18 @@ impl Source for OciSource {
         &self.inner.snapshots
     }
 
+    fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    fn lock_reference(&self, revision: &str) -> super::LockReference {
+        let r = &self.inner.reference;
+        super::LockReference {
+            digest: format!("sha256:{revision}"),
+            resolved_reference: format!("{}/{}@sha256:{revision}", r.registry, r.repository),
+        }
+    }
+
     fn lock_wait(&self) -> Duration {
         self.inner.timeout * 2
     }
@@ -237,30 +249,81 @@ impl Source for OciSource {
                 .map_err(|e| anyhow!("the pull stopped: {e}"))?
         })
     }
+
+    fn fetch_pinned<'a>(
+        &'a self,
+        served: Option<&'a str>,
+        pin: &'a str,
+    ) -> BoxFuture<'a, Result<Pinned>> {
+        let inner = Arc::clone(&self.inner);
+        let served = served.map(str::to_owned);
+        let pin = pin.to_owned();
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || inner.pull_pinned(served.as_deref(), &pin))
+                .await
+                .map_err(|e| anyhow!("the pull stopped: {e}"))?
+        })
+    }
 }
 
 impl Inner {
     /// See the module docs. Errors name the reference.
     fn pull(&self, served: Option<&str>) -> Result<Fetched> {
-        self.pull_inner(served).with_context(|| self.label.clone())
+        self.pull_inner(self.reference.target(), served)
+            .with_context(|| self.label.clone())
     }
 
-    fn pull_inner(&self, served: Option<&str>) -> Result<Fetched> {
-        let (bytes, media_type, digest) = self.registry.manifest(self.reference.target())?;
+    /// Pulls the manifest digest `pin` (hex), after asking where the reference points now (one
+    /// manifest request, to report a moved tag; never followed).
+    fn pull_pinned(&self, served: Option<&str>, pin: &str) -> Result<Pinned> {
+        if !super::snapshots::is_revision(pin) || pin.len() != 64 {
+            bail!("{}: {pin:?} is not a manifest digest", self.label);
+        }
+        let upstream = match self.registry.manifest(self.reference.target()) {
+            Ok((_, _, digest)) => Some(digest.trim_start_matches("sha256:").to_owned()),
+            Err(e) => {
+                tracing::warn!(
+                    "oci: {}: could not read where it points now ({}); pulling the pinned sha256:{}",
+                    self.label,
+                    crate::logsafe::Escaped(format!("{e:#}")),
+                    super::snapshots::short(pin)
+                );
+                None
+            }
+        };
+        let fetched = match self.cached(pin, served) {
+            Some(cached) => cached?,
+            None => self
+                .pull_inner(&format!("sha256:{pin}"), served)
+                .with_context(|| format!("{}@sha256:{pin}", self.label))?,
+        };
+        Ok(Pinned { fetched, upstream })
+    }
+
+    /// The snapshot of `hex` when it is on disk: a snapshot is only installed once checked (and
+    /// verified), so the same digest is reused without asking the registry.
+    fn cached(&self, hex: &str, served: Option<&str>) -> Option<Result<Fetched>> {
+        let tree = self.snapshots.tree(hex);
+        if !tree.is_dir() {
+            return None;
+        }
+        Some(skill_root(&self.name, &tree).map(|root| Fetched {
+            files_changed: if served == Some(hex) {
+                0
+            } else {
+                count_files(&root)
+            },
+            revision: hex.to_owned(),
+            root,
+        }))
+    }
+
+    fn pull_inner(&self, target: &str, served: Option<&str>) -> Result<Fetched> {
+        let (bytes, media_type, digest) = self.registry.manifest(target)?;
         let hex = digest.trim_start_matches("sha256:").to_owned();
         let tree = self.snapshots.tree(&hex);
-        // A snapshot is only installed once checked (and verified): the same digest is reused.
-        if tree.is_dir() {
-            let root = skill_root(&self.name, &tree)?;
-            return Ok(Fetched {
-                files_changed: if served == Some(hex.as_str()) {
-                    0
-                } else {
-                    count_files(&root)
-                },
-                revision: hex,
-                root,
-            });
+        if let Some(cached) = self.cached(&hex, served) {
+            return cached;
         }
         if let Some(key) = &self.key {
             let key = cosign::PublicKey::load(key)?;

@@ -52,6 +52,26 @@ pub(crate) struct SourceState {
     pub(crate) last_sync: Option<SystemTime>,
     /// Error of the last sync, when it failed (redacted).
     pub(crate) last_error: Option<String>,
+    /// What the lock file pins (`serve --locked`): followed before any `PIN`.
+    pub(crate) locked: Option<std::sync::Arc<Locked>>,
+    /// The view served for a locked revision some of whose skills the lock refuses: (revision,
+    /// folder).
+    pub(crate) view: Option<(String, PathBuf)>,
+    /// The last upstream revision reported as not followed (reported once per revision).
+    pub(crate) reported_upstream: Option<String>,
+}
+
+/// What the lock file pins of one source (`serve --locked`, `sources.locked`).
+#[derive(Debug)]
+pub(crate) struct Locked {
+    /// The revision (git commit, manifest digest's hex).
+    pub(crate) revision: String,
+    /// Its skills and their `contentDigest`.
+    pub(crate) skills: Vec<super::lock::LockedSkill>,
+    /// The lock file, for messages.
+    pub(crate) lock_file: PathBuf,
+    /// How skills are indexed to be hashed.
+    pub(crate) options: crate::catalog::CatalogOptions,
 }
 
 /// The snapshot folder of one source, and what it serves.
@@ -86,6 +106,82 @@ impl Snapshots {
     /// The stable path of the folder served: the `current` symlink on Unix.
     pub(crate) fn current_path(&self) -> PathBuf {
         self.dir.join("current")
+    }
+
+    /// The revision `sources rollback` pinned (`PIN`), which every replica sharing the folder
+    /// follows until `sources unpin`.
+    pub(crate) fn pin(&self) -> Option<String> {
+        read_revision(&self.dir.join("PIN"))
+    }
+
+    /// Pins `revision` (`None`: unpins).
+    pub(crate) fn set_pin(&self, revision: Option<&str>) -> Result<()> {
+        let path = self.dir.join("PIN");
+        match revision {
+            Some(revision) => write_atomically(&path, format!("{revision}\n").as_bytes()),
+            None => match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    Err(e).with_context(|| format!("removing {}", path.display()))
+                }
+                _ => Ok(()),
+            },
+        }
+    }
+
+    /// The revision served before the current one (`PREVIOUS`), written by [`Self::swap`].
+    pub(crate) fn previous(&self) -> Option<String> {
+        read_revision(&self.dir.join("PREVIOUS"))
+    }
+
+    /// The revision a sync must serve: the lock file's, else the `PIN`, else none (follow the
+    /// remote).
+    pub(crate) fn wanted(&self) -> Option<String> {
+        self.state()
+            .locked
+            .map(|l| l.revision.clone())
+            .or_else(|| self.pin())
+    }
+
+    /// A folder with the files of `root` (a snapshot's served folder) but those of `leave_out`
+    /// (paths relative to `root`), hard-linked (copied where links fail): what a locked source
+    /// serves when the lock refuses some of its skills. Made once per revision and refusal, below
+    /// `views/`, complete before it appears.
+    pub(crate) fn view(
+        &self,
+        revision: &str,
+        root: &Path,
+        leave_out: &[String],
+    ) -> Result<PathBuf> {
+        use sha2::{Digest as _, Sha256};
+        let views = self.dir.join("views");
+        std::fs::create_dir_all(&views).with_context(|| format!("creating {}", views.display()))?;
+        let digest = Sha256::digest(leave_out.join("\n").as_bytes());
+        let hex: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+        let dest = views.join(format!("{revision}-{hex}"));
+        if dest.is_dir() {
+            return Ok(dest);
+        }
+        let staging = views.join(unique("view"));
+        let skip: std::collections::HashSet<&str> = leave_out.iter().map(String::as_str).collect();
+        let result = link_tree(root, &staging, "", &skip, 0)
+            .and_then(|()| std::fs::rename(&staging, &dest).map_err(Into::into));
+        if let Err(e) = result {
+            let _ = std::fs::remove_dir_all(&staging);
+            if !dest.is_dir() {
+                return Err(e).with_context(|| format!("making {}", dest.display()));
+            }
+        }
+        Ok(dest)
+    }
+
+    /// Stops serving anything (the `current` link removed): a locked source whose locked
+    /// revision could not be brought in serves nothing rather than another revision.
+    pub(crate) fn unserve(&self) {
+        let _ = std::fs::remove_file(self.current_path());
+        self.update_state(|s| {
+            s.revision = None;
+            s.root = None;
+        });
     }
 
     pub(crate) fn state(&self) -> SourceState {
@@ -126,11 +222,7 @@ impl Snapshots {
         label: &str,
         resolve: impl FnOnce(&Path) -> Result<PathBuf>,
     ) -> Option<String> {
-        let text = std::fs::read_to_string(self.dir.join("CURRENT")).ok()?;
-        let revision = text.trim().to_owned();
-        if !is_revision(&revision) {
-            return None;
-        }
+        let revision = read_revision(&self.dir.join("CURRENT"))?;
         let tree = self.tree(&revision);
         if !tree.is_dir() {
             return None;
@@ -210,11 +302,16 @@ impl Snapshots {
     pub(crate) fn swap(&self, revision: &str, root: PathBuf) -> Result<()> {
         let old = self.state().revision;
         self.point_current(&root)?;
-        if old.as_deref() != Some(revision) {
+        let on_disk = read_revision(&self.dir.join("CURRENT"));
+        if on_disk.as_deref() != Some(revision) {
             write_atomically(
                 &self.dir.join("CURRENT"),
                 format!("{revision}\n").as_bytes(),
             )?;
+            // What `sources rollback` goes back to.
+            if let Some(before) = on_disk.or(old.clone()).filter(|o| o != revision) {
+                write_atomically(&self.dir.join("PREVIOUS"), format!("{before}\n").as_bytes())?;
+            }
         }
         self.update_state(|s| {
             s.revision = Some(revision.to_owned());
@@ -224,9 +321,13 @@ impl Snapshots {
         Ok(())
     }
 
-    /// Removes snapshots other than `keep` (and the one `CURRENT` names) that are old enough.
+    /// Removes snapshots other than `keep` (and those `CURRENT`, `PREVIOUS` and `PIN` name) that
+    /// are old enough.
     fn prune(&self, keep: &[Option<&str>]) {
-        let current = std::fs::read_to_string(self.dir.join("CURRENT")).unwrap_or_default();
+        let named: Vec<String> = ["CURRENT", "PREVIOUS", "PIN"]
+            .iter()
+            .filter_map(|f| read_revision(&self.dir.join(f)))
+            .collect();
         let Ok(entries) = std::fs::read_dir(self.trees_dir()) else {
             return;
         };
@@ -235,7 +336,7 @@ impl Snapshots {
             let name = name.to_string_lossy();
             if !is_revision(&name)
                 || keep.contains(&Some(name.as_ref()))
-                || current.trim() == name
+                || named.iter().any(|n| n.as_str() == name.as_ref())
                 || !older_than(&entry.path(), PRUNE_AFTER)
             {
                 continue;
@@ -246,7 +347,7 @@ impl Snapshots {
 
     /// Removes temporary folders and files left by an interrupted operation.
     fn clean_stale(&self) {
-        for dir in [self.dir.clone(), self.trees_dir()] {
+        for dir in [self.dir.clone(), self.trees_dir(), self.dir.join("views")] {
             let Ok(entries) = std::fs::read_dir(&dir) else {
                 continue;
             };
@@ -264,6 +365,51 @@ impl Snapshots {
             }
         }
     }
+}
+
+/// Links every regular file below `from` into `to` (made), but those whose path relative to
+/// the top (`rel`) is in `skip`; symlinks and other entries are left out.
+fn link_tree(
+    from: &Path,
+    to: &Path,
+    rel: &str,
+    skip: &std::collections::HashSet<&str>,
+    depth: usize,
+) -> Result<()> {
+    if depth > 64 {
+        bail!("{} nests too deep", from.display());
+    }
+    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
+    for entry in std::fs::read_dir(from).with_context(|| format!("reading {}", from.display()))? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let Some(name_str) = name.to_str() else {
+            continue;
+        };
+        let path = if rel.is_empty() {
+            name_str.to_owned()
+        } else {
+            format!("{rel}/{name_str}")
+        };
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            link_tree(&entry.path(), &to.join(&name), &path, skip, depth + 1)?;
+        } else if kind.is_file() && !skip.contains(path.as_str()) {
+            let target = to.join(&name);
+            if std::fs::hard_link(entry.path(), &target).is_err() {
+                std::fs::copy(entry.path(), &target)
+                    .with_context(|| format!("copying {}", entry.path().display()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The revision a file (`CURRENT`, `PREVIOUS`, `PIN`) names, if it names one.
+fn read_revision(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let revision = text.trim();
+    is_revision(revision).then(|| revision.to_owned())
 }
 
 /// A git object id or the hex of a SHA-256 digest: 40 or 64 hex digits.

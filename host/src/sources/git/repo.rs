@@ -23,13 +23,14 @@ use sha2::{Digest as _, Sha256};
 use super::command::{GitRunner, PreparedUrl, git_dir_arg, prepare_url, work_tree_arg};
 use super::config::GitSourceConfig;
 use crate::sources::snapshots::{Snapshots, is_revision, short, unique};
-use crate::sources::{BoxFuture, Fetched, Source};
+use crate::sources::{BoxFuture, Fetched, Pinned, Source};
 
 /// One git source.
 #[derive(Debug)]
 pub(crate) struct Repo {
     /// `<clean url>#<branch>`: how logs and responses name the source.
     pub(crate) label: String,
+    name: String,
     url: PreparedUrl,
     branch: String,
     subpath: Option<String>,
@@ -48,6 +49,20 @@ impl Source for Repo {
 
     fn snapshots(&self) -> &Snapshots {
         &self.snapshots
+    }
+
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn lock_reference(&self, revision: &str) -> crate::sources::LockReference {
+        crate::sources::LockReference {
+            digest: revision.to_owned(),
+            resolved_reference: format!(
+                "{}@{revision}",
+                self.runner.redactor().redact(&self.url.clean)
+            ),
+        }
     }
 
     fn lock_wait(&self) -> Duration {
@@ -69,6 +84,14 @@ impl Source for Repo {
     fn fetch<'a>(&'a self, served: Option<&'a str>) -> BoxFuture<'a, Result<Fetched>> {
         Box::pin(self.fetch_snapshot(served))
     }
+
+    fn fetch_pinned<'a>(
+        &'a self,
+        served: Option<&'a str>,
+        pin: &'a str,
+    ) -> BoxFuture<'a, Result<Pinned>> {
+        Box::pin(self.fetch_pinned_snapshot(served, pin))
+    }
 }
 
 impl Repo {
@@ -85,6 +108,7 @@ impl Repo {
         let dir = checkout_dir(content_dir, config);
         Ok(Self {
             label,
+            name: config.root_name(),
             url,
             branch: config.branch.clone(),
             subpath: config.subpath.clone(),
@@ -144,6 +168,51 @@ impl Repo {
             revision: new,
             root,
             files_changed,
+        })
+    }
+
+    /// The snapshot of the commit `pin` (checked out from the repository, which is fetched first
+    /// when it can be: the remote's head is reported, never followed). A commit the repository
+    /// does not hold is an error naming it.
+    async fn fetch_pinned_snapshot(&self, old: Option<&str>, pin: &str) -> Result<Pinned> {
+        if !is_revision(pin) {
+            bail!("{pin:?} is not a commit id");
+        }
+        let upstream = match self.update_repo().await {
+            Ok(()) => self.remote_head().await.ok(),
+            Err(e) => {
+                tracing::warn!(
+                    "git: {}: could not fetch ({}); checking out the pinned {} from the local repository",
+                    self.label,
+                    crate::logsafe::Escaped(format!("{e:#}")),
+                    short(pin)
+                );
+                None
+            }
+        };
+        let tree = self.snapshots.tree(pin);
+        if !tree.is_dir() {
+            self.materialize(pin).await.with_context(|| {
+                format!(
+                    "the pinned commit {} is not in the repository of {}",
+                    short(pin),
+                    self.label
+                )
+            })?;
+        }
+        let root = self.resolve_root(&tree)?;
+        let files_changed = if old == Some(pin) {
+            0
+        } else {
+            self.files_changed(old, pin, &tree, &root).await
+        };
+        Ok(Pinned {
+            fetched: Fetched {
+                revision: pin.to_owned(),
+                root,
+                files_changed,
+            },
+            upstream,
         })
     }
 
