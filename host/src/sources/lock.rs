@@ -405,8 +405,8 @@ mod tests {
             drift,
             [
                 "source a: moved from 1 (locked) to 2",
-                "source a: skill x: content sha256:2 differs from the locked sha256:1",
                 "source a: skill new: not locked",
+                "source a: skill x: content sha256:2 differs from the locked sha256:1",
                 "source a: skill gone: locked but gone",
                 "source c: not in the lock file (now at 3)",
                 "source old: locked but no longer configured",
