@@ -14,6 +14,7 @@ mod fleet;
 mod git;
 mod http;
 mod http_auth;
+mod index;
 mod index_cache;
 mod inputs;
 mod install;

@@ -82,11 +82,19 @@ pub fn of_request(
     access: &AccessConfig,
     public_http: bool,
 ) -> Caller {
-    let parts = extensions.get::<axum::http::request::Parts>();
-    match parts.map(|p| p.extensions.get::<Identity>()) {
-        Some(Some(identity)) => of_identity(identity),
-        Some(None) if public_http => anonymous(),
-        _ => local(access),
+    match extensions.get::<axum::http::request::Parts>() {
+        Some(parts) => of_http(parts.extensions.get::<Identity>(), access, public_http),
+        None => local(access),
+    }
+}
+
+/// The caller of an HTTP request: its verified `identity`; without one, anonymous on a public
+/// listener (`public_http`), else the local operator (loopback without authentication).
+pub fn of_http(identity: Option<&Identity>, access: &AccessConfig, public_http: bool) -> Caller {
+    match identity {
+        Some(identity) => of_identity(identity),
+        None if public_http => anonymous(),
+        None => local(access),
     }
 }
 

@@ -56,6 +56,7 @@ use crate::{
 };
 
 pub mod config;
+mod discovery;
 pub mod guard;
 pub mod sessions;
 pub use config::{DEFAULT_LISTEN, HttpConfig, HttpFlags, Transport, check_listen, parse_listen};
@@ -148,7 +149,9 @@ pub fn router(
         .route_layer(middleware::from_fn_with_state(
             crate::access::SessionOwners::default(),
             crate::access::session::bind,
-        ));
+        ))
+        // The discovery index: behind authentication and the guard, like `/mcp`.
+        .merge(discovery::routes(state));
     if let Some(auth) = auth {
         endpoint = crate::http_auth::apply(endpoint, auth, state.body.clone());
     }

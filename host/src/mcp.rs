@@ -22,6 +22,7 @@
 //! ([`crate::serve::run`]) and by tests through [`SkillsServer::with_services`].
 
 mod arguments;
+pub(crate) mod discovery;
 mod extension;
 mod prompts;
 mod reload;
@@ -140,6 +141,8 @@ pub(crate) struct View {
     pub ext_by_skill: Vec<(u64, u32)>,
     /// Skills extension entries built so far.
     pub extension: extension::Cache,
+    /// The discovery index of this view, once asked for.
+    pub discovery: discovery::Cache,
 }
 
 /// A skill as the server keeps it for listings and lookups.
@@ -657,6 +660,7 @@ impl View {
             instructions,
             get_skill_description,
             extension: extension::Cache::default(),
+            discovery: discovery::Cache::default(),
         }
     }
 }

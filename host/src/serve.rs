@@ -210,7 +210,12 @@ fn watch_roots(loaded: &Loaded) -> Option<tokio::task::JoinHandle<Option<crate::
     let paths = loaded
         .roots
         .iter()
-        .filter(|r| !matches!(r.source, RootSource::Git | RootSource::Oci))
+        .filter(|r| {
+            !matches!(
+                r.source,
+                RootSource::Git | RootSource::Oci | RootSource::Index
+            )
+        })
         .map(|r| r.path.clone())
         .collect();
     Some(tokio::task::spawn_blocking(

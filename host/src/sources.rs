@@ -20,6 +20,7 @@
 
 pub mod git;
 pub mod lock;
+pub mod index;
 pub mod oci;
 pub mod pins;
 pub(crate) mod snapshots;
@@ -400,6 +401,13 @@ impl Sources {
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Self> {
         let content_dir = git.content_dir();
+        // An OCI or index source's token: only the variable the source names, never the git
+        // sources' token.
+        let token_of = |var: Option<&str>| {
+            var.and_then(&env)
+                .map(|t| t.trim().to_owned())
+                .filter(|t| !t.is_empty())
+        };
         let mut out: Vec<Entry> = Vec::with_capacity(sources.len());
         for source in sources {
             out.push(match source {
@@ -418,17 +426,26 @@ impl Sources {
                     config,
                     insecure_registries,
                 } => {
-                    // Only the variable the source names: never the git sources' token.
-                    let token = config
-                        .token_env
-                        .as_deref()
-                        .and_then(&env)
-                        .map(|t| t.trim().to_owned())
-                        .filter(|t| !t.is_empty());
+                    let token = token_of(config.token_env.as_deref());
                     Entry::Remote(Box::new(oci::OciSource::new(
                         config,
                         &content_dir,
                         insecure_registries,
+                        token,
+                        git.timeout(),
+                    )?))
+                }
+                SourceConfig::Index {
+                    config,
+                    origins,
+                    insecure,
+                } => {
+                    let token = token_of(config.token_env.as_deref());
+                    Entry::Remote(Box::new(index::IndexSource::new(
+                        config,
+                        &content_dir,
+                        origins,
+                        insecure,
                         token,
                         git.timeout(),
                     )?))

@@ -131,7 +131,8 @@ sources:
   # artifacts with a cosign signature by this ECDSA P-256 public key) and token_env (the
   # variable holding a registry token; default: anonymous). Pulled into git.content_dir.
   oci: []
-  # Registries spoken to in plain HTTP (host or host:port); loopback ones always are.
+  # Registries (and index hosts) spoken to in plain HTTP (host or host:port); loopback ones
+  # always are.
   insecure_registries: []
   # The lock file `skills-mcp lock` writes and `lock --check` compares (relative to the
   # --config file's folder; default: skills.lock beside the --config file, else ./skills.lock).
@@ -139,6 +140,14 @@ sources:
   # Serve exactly the revisions of the lock file (as `serve --locked`): a remote that moved is
   # reported, not followed; a skill whose content disagrees with the lock is not served.
   locked: false
+  # Agent Skills discovery indexes (another server's /.well-known/agent-skills/index.json),
+  # after the OCI sources: a URL, or {url, name, token_env} (name for access rules, default
+  # the URL's host; token_env the variable holding a bearer token, sent to that origin only).
+  # Every entry is checked against its digest before use.
+  indexes: []
+  # Origins (scheme://host[:port]) an index's entries may be fetched from besides the index's
+  # own; they get no credentials. Entries on other origins are refused.
+  index_origins: []
 
 # Git checkouts (one folder per source; skills are served from an immutable snapshot per commit).
 git:

@@ -19,6 +19,8 @@ pub enum RootSource {
     Git,
     /// An OCI source (`sources.oci`): its snapshot, which may not exist yet.
     Oci,
+    /// A discovery index (`sources.indexes`): its snapshot, which may not exist yet.
+    Index,
     /// `sources.roots` of the configuration.
     Config,
     /// The `SKILLS_DIR` environment variable.
@@ -138,6 +140,16 @@ pub fn resolve_roots(
                 root_name: oci.root_name(),
             },
             true,
+        ));
+    }
+    for index in &sources.indexes {
+        roots.push((
+            RootSpec {
+                path: crate::sources::index::root_path(&config.git.content_dir(), index),
+                source: RootSource::Index,
+                root_name: index.root_name(),
+            },
+            index.name.is_some(),
         ));
     }
     let explicit = sources

@@ -31,13 +31,20 @@ pub struct SourcesConfig {
     /// Skills published as OCI artifacts (`ref`, `name`, `verify`, `token_env`), after the git
     /// sources.
     pub oci: Vec<crate::sources::oci::OciSourceConfig>,
-    /// Registries spoken to in plain HTTP (`host` or `host:port`) besides loopback ones.
+    /// Registries (and index hosts) spoken to in plain HTTP (`host` or `host:port`) besides
+    /// loopback ones.
     pub insecure_registries: Vec<String>,
     /// The lock file (`skills-mcp lock`; default: `skills.lock` beside the `--config` file).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lock_file: Option<PathBuf>,
     /// Serve exactly the revisions of the lock file (as `serve --locked`).
     pub locked: bool,
+    /// Agent Skills discovery indexes (`URL`, or `{url, name, token_env}`), after the OCI
+    /// sources.
+    pub indexes: Vec<crate::sources::index::IndexSourceConfig>,
+    /// Origins (`scheme://host[:port]`) an index's entries may be fetched from besides the
+    /// index's own (without credentials).
+    pub index_origins: Vec<String>,
 }
 
 /// An entry of `sources.roots`: a folder, optionally named for access rules.
@@ -84,6 +91,8 @@ impl Default for SourcesConfig {
             insecure_registries: Vec::new(),
             lock_file: None,
             locked: false,
+            indexes: Vec::new(),
+            index_origins: Vec::new(),
         }
     }
 }
@@ -106,7 +115,7 @@ impl SourcesConfig {
 }
 
 impl SourcesConfig {
-    /// Every remote source in root order: the git sources, then the OCI sources.
+    /// Every remote source in root order: the git sources, the OCI sources, the indexes.
     pub fn remote_sources(&self) -> Vec<crate::sources::SourceConfig> {
         use crate::sources::SourceConfig;
         self.git_sources()
@@ -115,6 +124,11 @@ impl SourcesConfig {
             .chain(self.oci.iter().map(|o| SourceConfig::Oci {
                 config: o.clone(),
                 insecure_registries: self.insecure_registries.clone(),
+            }))
+            .chain(self.indexes.iter().map(|i| SourceConfig::Index {
+                config: i.clone(),
+                origins: self.index_origins.clone(),
+                insecure: self.insecure_registries.clone(),
             }))
             .collect()
     }

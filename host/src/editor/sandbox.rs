@@ -106,6 +106,13 @@ impl Sandbox {
                                 .to_string(),
                         ),
                     ),
+                    RootSource::Index => (
+                        "index",
+                        Some(
+                            "an index source is read-only here (edit the skill where the index is served)"
+                                .to_string(),
+                        ),
+                    ),
                     RootSource::Oci => (
                         "oci",
                         Some(

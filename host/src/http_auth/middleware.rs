@@ -89,8 +89,16 @@ async fn check(
         Ok(request) => request,
         Err(refused) => return refused,
     };
-    if let Some(call) = request.extensions().get::<RpcCall>() {
-        let needed = auth.required_scopes(call);
+    // A JSON-RPC body needs the scopes of its calls; the discovery index and its files (GET)
+    // read skills.
+    let needed = match request.extensions().get::<RpcCall>() {
+        Some(call) => Some(auth.required_scopes(call)),
+        None if path.starts_with(crate::mcp::discovery::PREFIX) => {
+            Some(std::iter::once(auth.scopes.read.clone()).collect())
+        }
+        None => None,
+    };
+    if let Some(needed) = needed {
         let missing: Vec<&str> = needed
             .iter()
             .filter(|s| !identity.has(s))

@@ -306,7 +306,7 @@ fn invalid(message: String) -> ErrorData {
     ErrorData::invalid_params(message, None)
 }
 
-fn find<'v>(view: &'v View, ext_path: &str) -> Option<&'v ExtensionSkill> {
+pub(crate) fn find<'v>(view: &'v View, ext_path: &str) -> Option<&'v ExtensionSkill> {
     view.ext
         .binary_search_by(|s| s.ext_path.as_str().cmp(ext_path))
         .ok()
@@ -454,7 +454,8 @@ fn build(view: &View, listed: &ExtensionSkill) -> Result<Entry, String> {
     Ok(Entry { skill, files })
 }
 
-fn read(view: &View, skill_path: &str, f: &FileRef) -> Result<Vec<u8>, String> {
+/// The bytes of a served file (the generated `SKILL.md`, or the file on disk).
+pub(crate) fn read(view: &View, skill_path: &str, f: &FileRef) -> Result<Vec<u8>, String> {
     match &f.source {
         Source::SkillMd => view
             .catalog

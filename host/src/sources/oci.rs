@@ -117,20 +117,7 @@ impl OciSourceConfig {
         if let Some(name) = &self.name {
             crate::config::check_root_name(name)?;
         }
-        if self.token_env.as_deref() == Some(crate::sources::DEFAULT_TOKEN_ENV) {
-            return Err(format!(
-                "token_env {:?} is the git sources' token; name another variable for a registry",
-                crate::sources::DEFAULT_TOKEN_ENV
-            ));
-        }
-        if let Some(var) = &self.token_env
-            && (var.is_empty() || var.contains(['=', '\0']))
-        {
-            return Err(format!(
-                "token_env {var:?} is not an environment variable name"
-            ));
-        }
-        Ok(())
+        check_token_env(self.token_env.as_deref(), "a registry")
     }
 
     /// The name access rules know the source by, and the skill's name: `name`, else the
@@ -142,6 +129,24 @@ impl OciSourceConfig {
                 .unwrap_or_else(|_| "oci".into())
         })
     }
+}
+
+/// A source's `token_env` (OCI, index): a variable name, and not the git sources' token.
+pub(crate) fn check_token_env(token_env: Option<&str>, what: &str) -> Result<(), String> {
+    if token_env == Some(crate::sources::DEFAULT_TOKEN_ENV) {
+        return Err(format!(
+            "token_env {:?} is the git sources' token; name another variable for {what}",
+            crate::sources::DEFAULT_TOKEN_ENV
+        ));
+    }
+    if let Some(var) = token_env
+        && (var.is_empty() || var.contains(['=', '\0']))
+    {
+        return Err(format!(
+            "token_env {var:?} is not an environment variable name"
+        ));
+    }
+    Ok(())
 }
 
 /// The folder of an OCI source below the content folder: `oci-<name>-<8 hex of the reference>`.
@@ -453,7 +458,7 @@ fn descriptor_of(d: &Value) -> Result<(String, Option<u64>)> {
 }
 
 /// Files below `dir` (for `files_changed` when a known snapshot comes back).
-fn count_files(dir: &Path) -> u64 {
+pub(crate) fn count_files(dir: &Path) -> u64 {
     walk_count(dir, 0)
 }
 

@@ -58,6 +58,13 @@ pub enum SourceConfig {
         config: crate::sources::oci::OciSourceConfig,
         insecure_registries: Vec<String>,
     },
+    /// A discovery index, the other origins its entries may come from, and the hosts spoken to
+    /// in plain HTTP besides loopback.
+    Index {
+        config: crate::sources::index::IndexSourceConfig,
+        origins: Vec<String>,
+        insecure: Vec<String>,
+    },
 }
 
 impl crate::config::check::Section for GitConfig {

@@ -47,6 +47,13 @@ pub fn is_loopback(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// Whether a server at `host` (`host_port`: with its port, as written) is spoken to in plain
+/// HTTP: a loopback one, or one the operator lists (`sources.insecure_registries`: host or
+/// host:port). Registries and index sources follow this one rule.
+pub fn plain_http_allowed(host: &str, host_port: &str, listed: &[String]) -> bool {
+    is_loopback(host) || listed.iter().any(|i| i == host_port || i == host)
+}
+
 impl Registry {
     /// A client for `reference`'s repository: plain HTTP when its host is loopback or listed in
     /// `insecure` (host or host:port), HTTPS otherwise.
@@ -56,10 +63,7 @@ impl Registry {
         credentials: Option<String>,
         timeout: Duration,
     ) -> Self {
-        let plain = is_loopback(reference.host())
-            || insecure
-                .iter()
-                .any(|i| i == &reference.registry || i == reference.host());
+        let plain = plain_http_allowed(reference.host(), &reference.registry, insecure);
         let scheme = if plain { "http" } else { "https" };
         let agent: ureq::Agent = ureq::Agent::config_builder()
             .timeout_global(Some(timeout))
