@@ -206,10 +206,11 @@ fn index_serves_the_callers_view_with_every_digest_right() {
 
     // The finance group sees its skill; its URL serves nothing to the read token.
     let (_, fin) = read_index(&base, &[("Authorization", &bearer(T_FIN))]);
-    assert!(fin.contains_key("finance-budget"), "{:?}", fin.keys());
+    // Listed under its served name (the last segment of its path).
+    assert!(fin.contains_key("budget"), "{:?}", fin.keys());
     let hidden = format!(
         "{base}/.well-known/agent-skills/{}",
-        fin["finance-budget"].0["url"].as_str().unwrap()
+        fin["budget"].0["url"].as_str().unwrap()
     );
     let (status, _, body) = get(&hidden, &[("Authorization", &auth)]);
     assert_eq!(status, 404, "{}", String::from_utf8_lossy(&body));
@@ -250,7 +251,7 @@ fn index_without_authentication_is_the_local_view_on_loopback() {
     let (_, entries) = read_index(&base, &[]);
     assert_eq!(
         entries.keys().collect::<Vec<_>>(),
-        ["alpha", "beta", "finance-budget"]
+        ["alpha", "beta", "budget"]
     );
 }
 
@@ -262,12 +263,15 @@ use std::sync::{Arc, Mutex};
 use skills_mcp::sources::index::IndexSourceConfig;
 use skills_mcp::sources::{GitConfig, SourceConfig, Sources};
 
+/// Requests received: path and `Authorization` header.
+type Requests = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
 /// A plain static HTTP server on 127.0.0.1 (a real socket), its files replaceable, every
 /// request recorded with its `Authorization` header.
 struct Static {
     base: String,
     files: Arc<Mutex<HashMap<String, Vec<u8>>>>,
-    requests: Arc<Mutex<Vec<(String, Option<String>)>>>,
+    requests: Requests,
     _stop: tokio::sync::oneshot::Sender<()>,
 }
 
@@ -275,7 +279,7 @@ impl Static {
     async fn start() -> Self {
         use axum::{extract::Request, http::StatusCode, response::IntoResponse};
         let files: Arc<Mutex<HashMap<String, Vec<u8>>>> = Arc::default();
-        let requests: Arc<Mutex<Vec<(String, Option<String>)>>> = Arc::default();
+        let requests: Requests = Arc::default();
         let (f, r) = (files.clone(), requests.clone());
         let app = axum::Router::new().fallback(move |request: Request| {
             let (f, r) = (f.clone(), r.clone());
@@ -549,7 +553,7 @@ async fn an_entry_on_another_origin_is_refused_unless_listed_and_gets_no_token()
     let listed = index_sources(
         &tmp.path().join("b"),
         &url,
-        &[cdn.base.clone()],
+        std::slice::from_ref(&cdn.base),
         Some(token),
     );
     let problems = listed.initialize().await;
