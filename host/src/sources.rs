@@ -19,8 +19,8 @@
 //! child's environment (see `git/command.rs`).
 
 pub mod git;
-pub mod lock;
 pub mod index;
+pub mod lock;
 pub mod oci;
 pub mod pins;
 pub(crate) mod snapshots;

@@ -174,6 +174,8 @@ pub(crate) struct IndexSource {
 
 struct Inner {
     label: String,
+    /// The source's name (access rules, the lock file).
+    name: String,
     url: url::Url,
     /// Origins (`scheme://host[:port]`) entries may be fetched from besides the index's own.
     origins: Vec<String>,
@@ -226,6 +228,7 @@ impl IndexSource {
         Ok(Self {
             inner: Arc::new(Inner {
                 label: redact(&url),
+                name: config.root_name(),
                 origins: origins
                     .iter()
                     .map(|o| o.trim().trim_end_matches('/').to_ascii_lowercase())
@@ -249,6 +252,18 @@ impl Source for IndexSource {
 
     fn label(&self) -> &str {
         &self.inner.label
+    }
+
+    fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The lock file pins an index by the digest of its bytes.
+    fn lock_reference(&self, revision: &str) -> super::LockReference {
+        super::LockReference {
+            digest: format!("sha256:{revision}"),
+            resolved_reference: format!("{}@sha256:{revision}", self.inner.label),
+        }
     }
 
     fn snapshots(&self) -> &Snapshots {
