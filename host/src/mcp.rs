@@ -447,8 +447,9 @@ impl SkillsServer {
                 server.view();
                 server.log_reports();
                 // The previous index and its view are freed by now: give their memory back
-                // (an idle server would keep it otherwise).
+                // (an idle server would keep it otherwise), and the code only a rebuild runs.
                 crate::allocator::release_freed();
+                crate::allocator::release_clean_file_pages();
             })
             .await
             .context("logging the rebuilt index's findings panicked")?;
