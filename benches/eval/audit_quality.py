@@ -72,6 +72,8 @@ def main():
     p.add_argument("--bin", default=os.path.join(ROOT, "target", "release", "skills-mcp"))
     p.add_argument("--corpus", default=os.path.join(SHARED, "corpora", "combined"))
     p.add_argument("--queries", default=os.path.join(SHARED, "eval", "dev_queries.json"))
+    p.add_argument("--audit-json", help="read the audit from this file (`audit --json`, or "
+                   "`eval_batch --index --audit`) instead of running the binary's")
     args = p.parse_args()
 
     dev = run([sys.executable, os.path.join(ROOT, "benches", "support", "dev_requests.py"),
@@ -88,8 +90,12 @@ def main():
                 for (path, _), hits in zip(described, found)}
 
     start = time.time()
-    report = json.loads(run([args.bin, "audit", "--json", "--no-default-roots", "--root",
-                             args.corpus]))
+    if args.audit_json:
+        with open(args.audit_json) as f:
+            report = json.load(f)
+    else:
+        report = json.loads(run([args.bin, "audit", "--json", "--no-default-roots", "--root",
+                                 args.corpus]))
     took = time.time() - start
     audit = {s["skill"]: [c["skill"] for c in s["competitors"]] for s in report["skills"]}
 
@@ -98,7 +104,8 @@ def main():
     print(f"requests whose top hit is another skill: {n} of {len(pairs)}")
     print(f"baseline (3 best others for each skill's description): {b}/{n} = {b / n:.1%}")
     print(f"audit (first 3 competitors): {a}/{n} = {a / n:.1%}")
-    print(f"audit of {len(report['skills'])} skills: {took:.1f} s (index build included)")
+    if not args.audit_json:
+        print(f"audit of {len(report['skills'])} skills: {took:.1f} s (index build included)")
 
 
 if __name__ == "__main__":

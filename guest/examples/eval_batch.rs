@@ -13,6 +13,11 @@
 //! eval_batch ROOT --index ...          search through the engine's own `Index` (listing,
 //!                                      add_root, add_files, finish) instead of SearchDocs
 //!                                      extracted here; combines with the modes above
+//! eval_batch ROOT --index --audit     `skills-mcp audit --json` of the engine's `Index`, with
+//!                                      the choices of `AUDIT_HITS` (hits read per request),
+//!                                      `AUDIT_HEADINGS` (body headings taken as requests),
+//!                                      `AUDIT_MUTUAL` (1: closeness counted both ways) instead
+//!                                      of the shipped ones (`benches/eval/audit_ideas.sh`)
 //! eval_batch ROOT --build-stats [N]    build the engine's `Index` N times (default 3) as the
 //!                                      host does (batches of 2 MiB / 256 files): median time,
 //!                                      peak and retained heap (a counting allocator)
@@ -520,7 +525,38 @@ fn main() {
     };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    if let Some(i) = flag("--eval") {
+    if flag("--audit").is_some() {
+        let index = engine.engine_index.as_ref().expect("--audit needs --index");
+        let mut params = skills_engine::index::AuditParams::default();
+        let var = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.parse::<usize>().ok())
+        };
+        if let Some(v) = var("AUDIT_HITS") {
+            params.hits = u32::try_from(v).expect("AUDIT_HITS");
+        }
+        if let Some(v) = var("AUDIT_HEADINGS") {
+            params.headings = v;
+        }
+        if let Some(v) = var("AUDIT_MUTUAL") {
+            params.mutual = u8::try_from(v).expect("AUDIT_MUTUAL");
+        }
+        if let Some(v) = var("AUDIT_KEEP") {
+            params.keep = v;
+        }
+        if let Some(v) = var("AUDIT_ORDER") {
+            params.order = u8::try_from(v).expect("AUDIT_ORDER");
+        }
+        if let Some(v) = var("AUDIT_CLAUSES") {
+            params.clauses = v != 0;
+        }
+        let t = Instant::now();
+        let skills = index.audit_with(&[], &params).expect("an audit");
+        eprintln!("audit: {:.1} s", t.elapsed().as_secs_f64());
+        let json = skills_engine::output::audit_json(&skills);
+        writeln!(out, "{}", skills_engine::output::pretty(&json)).unwrap();
+    } else if let Some(i) = flag("--eval") {
         eval(&engine, &args[i + 1], flag("--verbose").is_some());
     } else if flag("--bench").is_some() {
         let qs = read_queries();

@@ -343,7 +343,9 @@ mod snapshot;
 #[cfg(test)]
 mod tests;
 mod view;
-pub use audit::{AuditCompetitor, AuditFinding, AuditFindingKind, AuditSkill, SkillRequests};
+pub use audit::{
+    AuditCompetitor, AuditFinding, AuditFindingKind, AuditParams, AuditSkill, SkillRequests,
+};
 pub use view::{HiddenSkill, VIEW_CACHE, VIEW_CACHE_SKILLS_FACTOR};
 #[cfg(test)]
 mod view_tests;

@@ -3,14 +3,16 @@
 //!
 //! The requests meant for a skill are its eval queries when the caller gives them (the host
 //! reads them), else requests derived from its own text ([`Index::audit_requests`]): its name
-//! in words, its description (the first 60 words), each sentence of it, the description in runs
-//! of 5 words (as a search box gets requests) and its keywords. Each request is searched as
+//! in words, its description (the first 60 words), each sentence of it, its keywords and its
+//! first body headings. Each request is searched as
 //! `search` does and decided as `route` does ([`route::decision`]: the same scorer,
 //! configuration and collection). Another skill *wins* a request when it scores above the
 //! skill, and *ties* it when the router lists it among the candidates of an ambiguous outcome
 //! (the two cannot be told apart); only skills scoring at least `min_score` count. A
-//! competitor's `strength` is the share of the skill's requests it wins or ties; the 3
-//! strongest are kept (ties by their summed scores, then skill path), each with the words of
+//! competitor's `strength` is the share of the skill's requests it wins or ties. The 3 kept
+//! are the closest: among the first [`AUDIT_HITS`] hits of the most of the skill's requests;
+//! equally close ones by the requests they win or tie, their summed score, then skill path
+//! ([`AuditParams`]). They are listed strongest first, each with the words of
 //! those requests both skills match (`shared`) and those only one of them matches
 //! (`separating`), from the per-field evidence `search --explain` shows ([`Index::explain`]).
 //!
@@ -129,6 +131,46 @@ pub struct AuditSkill {
     pub findings: Vec<AuditFinding>,
 }
 
+/// How an audit names competitors: the shipped choices are [`AuditParams::default`]; the
+/// others are kept to measure ideas against them (`eval_batch --audit`, `AUDIT_*` variables;
+/// `benches/eval/audit_ideas.sh`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AuditParams {
+    /// Hits read per request ([`AUDIT_HITS`]).
+    pub hits: u32,
+    /// Body headings taken as requests ([`HEADING_REQUESTS`]).
+    pub headings: usize,
+    /// Whether closeness is mutual (only [`Index::audit`], which searches every skill's
+    /// requests): 0, no; 1, the requests of the other skill among whose hits this one is
+    /// count as close too; 2, they break ties of closeness.
+    pub mutual: u8,
+    /// Competitors kept ([`MAX_COMPETITORS`]).
+    pub keep: usize,
+    /// How equally close rivals (among the hits of as many requests) are ordered: 0 (the
+    /// shipped one), by requests won or tied, then summed score; 1, by the summed margin (the
+    /// skill's own score less the rival's), the smaller first; 2, by their **reach**, the
+    /// number of skills among whose requests' hits they are (the broader first), then the
+    /// path (it names more of the dev requests' thieves, but can drop a rival that wins
+    /// requests for a broad near miss: not shipped). [`Index::audit_one`] has no reach (it
+    /// searches one skill's requests): it orders such ties as 0 does.
+    pub order: u8,
+    /// Whether each sentence's clauses (split at `,` `:` and brackets) are requests too.
+    pub clauses: bool,
+}
+
+impl Default for AuditParams {
+    fn default() -> Self {
+        Self {
+            hits: AUDIT_HITS,
+            headings: HEADING_REQUESTS,
+            mutual: 0,
+            keep: MAX_COMPETITORS,
+            order: 0,
+            clauses: false,
+        }
+    }
+}
+
 /// A skill among the hits of the audited skill's requests, while they are searched.
 struct Tally {
     doc: usize,
@@ -136,6 +178,13 @@ struct Tally {
     count: u32,
     /// Requests among whose first [`AUDIT_HITS`] hits it is (how close it comes).
     near: u32,
+    /// Requests of the other skill among whose hits the audited one is (with
+    /// [`AuditParams::mutual`]).
+    back: u32,
+    /// Summed margin: the skill's own score (0 when not among the hits) less this one's.
+    margin: f64,
+    /// Its reach ([`AuditParams::order`] 2), when every skill's requests were searched.
+    reach: Option<u32>,
     /// Sum of its scores on those (the tie-break: the closer rival first).
     score_sum: f64,
     /// The requests it wins or ties, then those it only comes close on (indices into the
@@ -162,7 +211,7 @@ impl Index {
     /// [`MAX_DERIVED_REQUESTS`].
     pub fn audit_requests(&self, skill_path: &str) -> Result<Vec<String>, Error> {
         let i = self.find(skill_path)?;
-        Ok(derived_requests(&self.docs[i]))
+        Ok(derived_requests(&self.docs[i], &AuditParams::default()))
     }
 
     /// Audit every skill of this index (of a view: the skills its caller sees). `given` are
@@ -171,9 +220,22 @@ impl Index {
     /// requests `search` refuses (empty, too long) are left out. Worst first (see the module
     /// docs).
     pub fn audit(&self, given: &[SkillRequests]) -> Result<Vec<AuditSkill>, Error> {
+        self.audit_with(given, &AuditParams::default())
+    }
+
+    /// [`Index::audit`] with other choices than the shipped ones (to measure them).
+    pub fn audit_with(
+        &self,
+        given: &[SkillRequests],
+        params: &AuditParams,
+    ) -> Result<Vec<AuditSkill>, Error> {
         self.ready()?;
         let n = self.docs.len();
-        let mut requests: Vec<Vec<String>> = self.docs.iter().map(derived_requests).collect();
+        let mut requests: Vec<Vec<String>> = self
+            .docs
+            .iter()
+            .map(|d| derived_requests(d, params))
+            .collect();
         let mut derived = vec![true; n];
         for g in given {
             let Some(i) = self.position(&g.skill_path) else {
@@ -185,9 +247,26 @@ impl Index {
                 derived[i] = false;
             }
         }
-        let searched: Vec<Searched> = (0..n)
-            .map(|s| self.search_requests(s, &requests[s]))
+        let mut searched: Vec<Searched> = (0..n)
+            .map(|s| self.search_requests(s, &requests[s], params))
             .collect();
+        if params.mutual > 0 {
+            mutual(&mut searched);
+        }
+        if params.order == 2 {
+            // Each skill's reach: among the hits of how many skills' requests it is.
+            let mut reach = vec![0u32; n];
+            for found in &searched {
+                for t in &found.tallies {
+                    reach[t.doc] += 1;
+                }
+            }
+            for found in &mut searched {
+                for t in &mut found.tallies {
+                    t.reach = Some(reach[t.doc]);
+                }
+            }
+        }
         // Who ranks first on requests meant for whom.
         let mut victims: Vec<Vec<usize>> = vec![Vec::new(); n];
         for (s, found) in searched.iter().enumerate() {
@@ -197,7 +276,7 @@ impl Index {
         }
         let mut out: Vec<(u32, f64, AuditSkill)> = Vec::with_capacity(n);
         for (s, found) in searched.into_iter().enumerate() {
-            out.push(self.skill_report(s, &requests[s], derived[s], found, &victims[s]));
+            out.push(self.skill_report(s, &requests[s], derived[s], found, &victims[s], params));
         }
         out.sort_by(|a, b| {
             b.0.cmp(&a.0)
@@ -216,13 +295,16 @@ impl Index {
         self.ready()?;
         let s = self.find(skill_path)?;
         let wanted = searchable(given);
+        let params = AuditParams::default();
         let (requests, derived) = if wanted.is_empty() {
-            (derived_requests(&self.docs[s]), true)
+            (derived_requests(&self.docs[s], &params), true)
         } else {
             (wanted, false)
         };
-        let found = self.search_requests(s, &requests);
-        Ok(self.skill_report(s, &requests, derived, found, &[]).2)
+        let found = self.search_requests(s, &requests, &params);
+        Ok(self
+            .skill_report(s, &requests, derived, found, &[], &params)
+            .2)
     }
 
     /// Skill `s`'s audit from what searching its requests found (`victims`: the skills whose
@@ -235,6 +317,7 @@ impl Index {
         derived: bool,
         found: Searched,
         victims: &[usize],
+        params: &AuditParams,
     ) -> (u32, f64, AuditSkill) {
         let asked = requests.len();
         let mut findings = Vec::new();
@@ -249,11 +332,14 @@ impl Index {
         if victims.len() >= HIJACK_MIN_SKILLS {
             findings.push(self.hijacker(victims));
         }
-        let tallies = self.closest(found.tallies);
+        let tallies = self.closest(found.tallies, params);
+        // (the skill's own words of each request explained, kept for the next competitor:
+        // most share the first request they come close on)
+        let mut own = vec![None; requests.len()];
         let competitors: Vec<AuditCompetitor> = tallies
             .iter()
             .map(|t| {
-                let (shared, separating) = self.evidence(s, t, requests);
+                let (shared, separating) = self.evidence(s, t, requests, &mut own);
                 AuditCompetitor {
                     skill_path: self.docs[t.doc].skill_path.clone(),
                     strength: f64::from(t.count) / asked.max(1) as f64,
@@ -277,33 +363,54 @@ impl Index {
         )
     }
 
-    /// The [`MAX_COMPETITORS`] competitors kept of those tallied: the closest (among the hits
-    /// of the most requests; then the most requests won or tied, the higher summed score, the
-    /// skill path), listed strongest first (most requests won or tied, then closest).
-    fn closest(&self, mut tallies: Vec<Tally>) -> Vec<Tally> {
+    /// The competitors kept of those tallied ([`MAX_COMPETITORS`]): the closest (among the
+    /// hits of the most requests; then as [`AuditParams::order`] says: by default the most
+    /// requests won or tied, the higher summed score, the skill path), listed strongest first
+    /// (most requests won or tied, then closest).
+    fn closest(&self, mut tallies: Vec<Tally>, params: &AuditParams) -> Vec<Tally> {
         let path = |t: &Tally| self.docs[t.doc].skill_path.as_str();
+        let near = |t: &Tally| {
+            if params.mutual == 1 {
+                t.near + t.back
+            } else {
+                t.near
+            }
+        };
         let closer = |a: &Tally, b: &Tally| {
-            b.near
-                .cmp(&a.near)
-                .then(b.count.cmp(&a.count))
-                .then(b.score_sum.total_cmp(&a.score_sum))
-                .then_with(|| path(a).cmp(path(b)))
+            let first = near(b).cmp(&near(a));
+            let first = if params.mutual == 2 {
+                first.then(b.back.cmp(&a.back))
+            } else {
+                first
+            };
+            let then = match (params.order, a.reach, b.reach) {
+                (1, _, _) => a.margin.total_cmp(&b.margin),
+                (2, Some(x), Some(y)) => y.cmp(&x),
+                _ => b
+                    .count
+                    .cmp(&a.count)
+                    .then(b.score_sum.total_cmp(&a.score_sum)),
+            };
+            first.then(then).then_with(|| path(a).cmp(path(b)))
         };
         tallies.sort_by(closer);
-        tallies.truncate(MAX_COMPETITORS);
+        tallies.truncate(params.keep);
+        if params.keep > MAX_COMPETITORS {
+            return tallies;
+        }
         tallies.sort_by(|a, b| b.count.cmp(&a.count).then_with(|| closer(a, b)));
         tallies
     }
 
     /// Search each request meant for skill `s` and count who wins or ties it, and who comes
     /// close (is among its hits).
-    fn search_requests(&self, s: usize, requests: &[String]) -> Searched {
+    fn search_requests(&self, s: usize, requests: &[String], params: &AuditParams) -> Searched {
         let mut found = Searched {
             tallies: Vec::new(),
             wins: 0,
             taken_by: Vec::new(),
         };
-        let limit = AUDIT_HITS.max(self.config.max_results);
+        let limit = params.hits.max(self.config.max_results);
         // Where each skill's tally is in `found.tallies`.
         let mut slot: HashMap<usize, usize> = HashMap::new();
         for (j, request) in requests.iter().enumerate() {
@@ -349,6 +456,9 @@ impl Index {
                             doc: hit.doc,
                             count: 0,
                             near: 0,
+                            back: 0,
+                            margin: 0.0,
+                            reach: None,
                             score_sum: 0.0,
                             requests: Vec::new(),
                             won: 0,
@@ -359,6 +469,7 @@ impl Index {
                 let j = u32::try_from(j).unwrap_or(u32::MAX);
                 t.near += 1;
                 t.score_sum += hit.score;
+                t.margin += own.map_or(0.0, |o| hits[o].score) - hit.score;
                 if rivals.binary_search(&i).is_ok() {
                     t.count += 1;
                     t.requests.insert(t.won, j);
@@ -373,7 +484,14 @@ impl Index {
 
     /// The words of `t`'s requests both skills match and those only one of them matches,
     /// weightiest first, from `explain` of each.
-    fn evidence(&self, s: usize, t: &Tally, requests: &[String]) -> (Vec<String>, Vec<String>) {
+    /// (`explained`: the words of skill `s` explained for each request so far, by request.)
+    fn evidence(
+        &self,
+        s: usize,
+        t: &Tally,
+        requests: &[String],
+        explained: &mut [Option<Option<ExplainedWords>>],
+    ) -> (Vec<String>, Vec<String>) {
         let mut shared: Vec<(String, f64)> = Vec::new();
         let mut separating: Vec<(String, f64)> = Vec::new();
         let add = |list: &mut Vec<(String, f64)>, word: &str, c: f64| match list
@@ -392,17 +510,24 @@ impl Index {
             &t.requests[..t.requests.len().min(1)]
         };
         for &j in evidence {
-            let Some(request) = requests.get(j as usize) else {
+            let (Some(request), Some(mine)) =
+                (requests.get(j as usize), explained.get_mut(j as usize))
+            else {
                 continue;
             };
-            let (Ok(own), Ok(other)) = (
-                self.explain(request, &self.docs[s].skill_path),
+            let mine = mine.get_or_insert_with(|| {
+                self.explain(request, &self.docs[s].skill_path)
+                    .ok()
+                    .map(|e| explained_words(&e))
+            });
+            let (Some(own), Ok(other)) = (
+                mine.as_ref(),
                 self.explain(request, &self.docs[t.doc].skill_path),
             ) else {
                 continue;
             };
-            let (own, other) = (explained_words(&own), explained_words(&other));
-            for (w, c) in &own {
+            let other = explained_words(&other);
+            for (w, c) in own {
                 match other.iter().find(|(o, _)| o == w) {
                     Some((_, d)) => add(&mut shared, w, c + d),
                     None => add(&mut separating, w, *c),
@@ -505,6 +630,38 @@ impl Index {
     }
 }
 
+/// Mutual closeness ([`AuditParams::mutual`]): each skill's tally of another gets how many of
+/// the other's requests it is among the hits of (a tally made when it has none).
+fn mutual(searched: &mut [Searched]) {
+    let mut back: Vec<(usize, usize, u32)> = Vec::new();
+    for (s, found) in searched.iter().enumerate() {
+        for t in &found.tallies {
+            back.push((t.doc, s, t.near));
+        }
+    }
+    for (c, s, near) in back {
+        let tallies = &mut searched[c].tallies;
+        let at = match tallies.iter().position(|t| t.doc == s) {
+            Some(at) => at,
+            None => {
+                tallies.push(Tally {
+                    doc: s,
+                    count: 0,
+                    near: 0,
+                    back: 0,
+                    margin: 0.0,
+                    reach: None,
+                    score_sum: 0.0,
+                    requests: Vec::new(),
+                    won: 0,
+                });
+                tallies.len() - 1
+            }
+        };
+        tallies[at].back += near;
+    }
+}
+
 /// The given requests `search` takes (not empty, not too long); the others are left out.
 fn searchable(given: &[String]) -> Vec<String> {
     given
@@ -515,7 +672,7 @@ fn searchable(given: &[String]) -> Vec<String> {
 }
 
 /// The requests derived from a skill's text (see [`Index::audit_requests`]).
-fn derived_requests(doc: &SearchDoc) -> Vec<String> {
+fn derived_requests(doc: &SearchDoc, params: &AuditParams) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     push_request(
         &mut out,
@@ -527,10 +684,17 @@ fn derived_requests(doc: &SearchDoc) -> Vec<String> {
     for sentence in sentences(&doc.description) {
         push_request(&mut out, sentence, SENTENCE_WORDS, SENTENCE_MIN_WORDS);
     }
+    if params.clauses {
+        for sentence in sentences(&doc.description) {
+            for clause in sentence.split([',', ':', '(', ')']) {
+                push_request(&mut out, clause, SENTENCE_WORDS, SENTENCE_MIN_WORDS);
+            }
+        }
+    }
     push_request(&mut out, &doc.keywords.join(" "), SENTENCE_WORDS, 1);
     // What the body is about, as its first headings say it (one-word ones such as
     // "Overview" say nothing of it).
-    let limit = out.len() + HEADING_REQUESTS;
+    let limit = out.len() + params.headings;
     for heading in doc.headings.lines() {
         if out.len() >= limit {
             break;
@@ -601,9 +765,12 @@ fn sentences(text: &str) -> Vec<&str> {
     out
 }
 
+/// The request words `explain` credits, with their contributions ([`explained_words`]).
+type ExplainedWords = Vec<(String, f64)>;
+
 /// Each request word `explain` credits, with its total contribution (a word matched through
 /// an expansion under the word as written; pairs left out: their words are counted alone).
-fn explained_words(e: &Explanation) -> Vec<(String, f64)> {
+fn explained_words(e: &Explanation) -> ExplainedWords {
     let mut out: Vec<(String, f64)> = Vec::new();
     for t in &e.terms {
         if t.term.ends_with(" (pair)") {

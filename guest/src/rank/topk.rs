@@ -891,11 +891,23 @@ impl SearchIndex {
                 pairs_bound(c.mask)
             }
         };
-        for c in candidates.iter() {
+        // (the likeliest first, by their key plus what their own pairs can add: the `limit`
+        // kept fill with high keys early, and the rest are told by one comparison that they
+        // cannot reach the last kept; the answer is the best `limit` in [`order`], whatever
+        // order they come in)
+        let mut bounded: Vec<(f64, usize)> = candidates
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (c.key + bound(c), i))
+            .collect();
+        bounded.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        for &(most, i) in &bounded {
+            let c = &candidates[i];
             // (a skill whose key with all its pairs cannot reach the `limit`-th kept, with its
-            // pairs, cannot be among the best: its pairs are not looked at)
-            if top.len() == limit && !reaches(c.key + c.bound, top[limit - 1].1) {
-                continue;
+            // pairs, cannot be among the best: its pairs are not looked at; nor can any after
+            // it)
+            if top.len() == limit && !reaches(most, top[limit - 1].1) {
+                break;
             }
             let (mut key, mut score) = (c.key, c.score);
             if !q.pairs.is_empty()

@@ -291,3 +291,55 @@ fn one_skills_audit_is_its_entry_in_the_collections_without_the_hijacker_finding
         Err(Error::NotReady)
     ));
 }
+
+/// The competitors kept are the closest (among the hits of the most requests); equally close
+/// ones go by the requests they win or tie (shipped), or, measured as an idea, by their reach
+/// (among the hits of how many skills' requests they are), the broader first, when the whole
+/// collection was searched. The kept ones are listed strongest first.
+#[test]
+fn equally_close_rivals_go_by_their_reach() {
+    let idx = mem(&distinct()).index();
+    let tally = |doc: usize, near: u32, count: u32, reach: Option<u32>| Tally {
+        doc,
+        count,
+        near,
+        back: 0,
+        margin: 0.0,
+        reach,
+        score_sum: 0.0,
+        requests: Vec::new(),
+        won: 0,
+    };
+    let kept = |tallies: Vec<Tally>, order: u8| -> Vec<usize> {
+        let params = AuditParams {
+            order,
+            ..AuditParams::default()
+        };
+        idx.closest(tallies, &params)
+            .iter()
+            .map(|t| t.doc)
+            .collect()
+    };
+    let tallies = || {
+        vec![
+            tally(0, 3, 0, Some(1)),
+            tally(1, 2, 1, Some(2)),
+            tally(2, 2, 0, Some(9)),
+            tally(3, 2, 0, Some(5)),
+            tally(4, 1, 2, Some(40)),
+        ]
+    };
+    // 0 is the closest; of the equally close 1, 2, 3 the broadest two; 1 (wins one) first.
+    assert_eq!(kept(tallies(), 2), vec![0, 2, 3]);
+    assert_eq!(AuditParams::default().order, 0);
+    // Without reach: by requests won or tied, then the path.
+    assert_eq!(kept(tallies(), 0), vec![1, 0, 2]);
+    let no_reach = tallies()
+        .into_iter()
+        .map(|mut t| {
+            t.reach = None;
+            t
+        })
+        .collect();
+    assert_eq!(kept(no_reach, 2), vec![1, 0, 2]);
+}
