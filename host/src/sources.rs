@@ -693,9 +693,10 @@ impl Sources {
         })
     }
 
-    /// Whether a remote source is named `name`.
-    pub fn has_named(&self, name: &str) -> bool {
-        self.named(name).is_ok()
+    /// `None` when a remote source is named `name`; else the message saying that none is,
+    /// with the configured names (a verb's usage error).
+    pub fn unknown(&self, name: &str) -> Option<String> {
+        self.named(name).err().map(|e| e.to_string())
     }
 
     /// `sources rollback NAME`: serves the revision the source served before the current one

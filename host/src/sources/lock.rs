@@ -292,13 +292,8 @@ pub fn run(
         None
     };
     let sources = super::Sources::from_process(&remote, &config.git, config.github_token.clone())?;
-    if let Some(name) = only
-        && !sources.remote_names().iter().any(|n| n == name)
-    {
-        return usage(format!(
-            "no remote source is named {name:?} (configured: {})",
-            sources.remote_names().join(", ")
-        ));
+    if let Some(message) = only.and_then(|name| sources.unknown(name)) {
+        return usage(message);
     }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

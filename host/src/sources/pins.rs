@@ -96,11 +96,8 @@ pub fn run(args: &SourcesArgs, config: &crate::config::Config) -> Result<ExitCod
             }
         }
         SourcesCommand::Rollback { name } => {
-            if !sources.has_named(name) {
-                return usage(format!(
-                    "no remote source is named {name:?} (configured: {})",
-                    sources.remote_names().join(", ")
-                ));
+            if let Some(message) = sources.unknown(name) {
+                return usage(message);
             }
             let (from, to) = runtime.block_on(sources.rollback(name))?;
             writeln!(
@@ -111,11 +108,8 @@ pub fn run(args: &SourcesArgs, config: &crate::config::Config) -> Result<ExitCod
             )?;
         }
         SourcesCommand::Unpin { name } => {
-            if !sources.has_named(name) {
-                return usage(format!(
-                    "no remote source is named {name:?} (configured: {})",
-                    sources.remote_names().join(", ")
-                ));
+            if let Some(message) = sources.unknown(name) {
+                return usage(message);
             }
             match runtime.block_on(sources.unpin(name))? {
                 Some(pin) => writeln!(
