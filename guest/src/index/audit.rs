@@ -194,6 +194,23 @@ struct Tally {
     won: usize,
 }
 
+impl Tally {
+    /// Skill `doc`, met for the first time: nothing counted yet.
+    fn new(doc: usize) -> Self {
+        Tally {
+            doc,
+            count: 0,
+            near: 0,
+            back: 0,
+            margin: 0.0,
+            reach: None,
+            score_sum: 0.0,
+            requests: Vec::new(),
+            won: 0,
+        }
+    }
+}
+
 /// What searching one skill's requests found.
 struct Searched {
     tallies: Vec<Tally>,
@@ -452,17 +469,7 @@ impl Index {
                 let t = match found.tallies.get_mut(at) {
                     Some(t) => t,
                     None => {
-                        found.tallies.push(Tally {
-                            doc: hit.doc,
-                            count: 0,
-                            near: 0,
-                            back: 0,
-                            margin: 0.0,
-                            reach: None,
-                            score_sum: 0.0,
-                            requests: Vec::new(),
-                            won: 0,
-                        });
+                        found.tallies.push(Tally::new(hit.doc));
                         found.tallies.last_mut().expect("just pushed")
                     }
                 };
@@ -644,17 +651,7 @@ fn mutual(searched: &mut [Searched]) {
         let at = match tallies.iter().position(|t| t.doc == s) {
             Some(at) => at,
             None => {
-                tallies.push(Tally {
-                    doc: s,
-                    count: 0,
-                    near: 0,
-                    back: 0,
-                    margin: 0.0,
-                    reach: None,
-                    score_sum: 0.0,
-                    requests: Vec::new(),
-                    won: 0,
-                });
+                tallies.push(Tally::new(s));
                 tallies.len() - 1
             }
         };
