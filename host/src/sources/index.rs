@@ -28,7 +28,6 @@ use std::time::Duration;
 use anyhow::{Context as _, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest as _, Sha256};
 
 use super::oci::{registry, unpack};
 use super::snapshots::Snapshots;
@@ -146,9 +145,12 @@ impl IndexSourceConfig {
 
 /// The folder of an index source below the content folder: `index-<name>-<8 hex of the URL>`.
 pub fn checkout_dir(content_dir: &Path, config: &IndexSourceConfig) -> PathBuf {
-    let digest = Sha256::digest(format!("index\n{}\n{}", config.url, config.root_name()));
-    let hex: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
-    content_dir.join(format!("index-{}-{hex}", config.root_name()))
+    super::snapshots::checkout_dir(
+        content_dir,
+        "index",
+        config.url.as_str(),
+        &config.root_name(),
+    )
 }
 
 /// The root path an index source is served from, known before any I/O.

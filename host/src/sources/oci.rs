@@ -23,7 +23,6 @@ use std::time::Duration;
 use anyhow::{Context as _, Result, anyhow, bail};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sha2::{Digest as _, Sha256};
 
 use super::snapshots::Snapshots;
 use super::{BoxFuture, Fetched, Pinned, Source};
@@ -151,9 +150,12 @@ pub(crate) fn check_token_env(token_env: Option<&str>, what: &str) -> Result<(),
 
 /// The folder of an OCI source below the content folder: `oci-<name>-<8 hex of the reference>`.
 pub fn checkout_dir(content_dir: &Path, config: &OciSourceConfig) -> PathBuf {
-    let digest = Sha256::digest(format!("oci\n{}\n{}", config.reference, config.root_name()));
-    let hex: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
-    content_dir.join(format!("oci-{}-{hex}", config.root_name()))
+    super::snapshots::checkout_dir(
+        content_dir,
+        "oci",
+        config.reference.as_str(),
+        &config.root_name(),
+    )
 }
 
 /// The root path an OCI source is served from, known before any I/O.

@@ -81,6 +81,15 @@ pub(crate) struct Snapshots {
     state: Mutex<SourceState>,
 }
 
+/// The folder of a source's snapshots below `content_dir`: `KIND-NAME-HASH`, where the hash (of
+/// the kind, where it comes from and its name) keeps two sources of one name apart.
+pub fn checkout_dir(content_dir: &Path, kind: &str, origin: &str, name: &str) -> PathBuf {
+    use sha2::{Digest as _, Sha256};
+    let digest = Sha256::digest(format!("{kind}\n{origin}\n{name}"));
+    let hex: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    content_dir.join(format!("{kind}-{name}-{hex}"))
+}
+
 impl Snapshots {
     pub(crate) fn new(dir: PathBuf) -> Self {
         Self {
