@@ -571,7 +571,7 @@ fn sigterm_flushes_the_last_events() {
         let config = home.path().join("config.yaml");
         std::fs::write(
             &config,
-            "analytics:\n  flush_interval_seconds: 3600\nrefresh:\n  watch: false\nsources:\n  default_roots: false\n",
+            "analytics:\n  flush_interval_seconds: 3600\n  timeout_seconds: 25\nrefresh:\n  watch: false\nsources:\n  default_roots: false\n",
         )
         .unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_skills-mcp"))
@@ -586,7 +586,7 @@ fn sigterm_flushes_the_last_events() {
             .env_remove("SKILLS_DIR")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(home.path().join("stderr.log")).unwrap())
             .spawn()
             .unwrap();
         let mut stdin = child.stdin.take().unwrap();
@@ -621,16 +621,26 @@ fn sigterm_flushes_the_last_events() {
             .status()
             .unwrap();
         assert!(killed.success());
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while child.try_wait().unwrap().is_none() {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
             assert!(
                 Instant::now() < deadline,
                 "SIG{signal} did not stop the server"
             );
             std::thread::sleep(Duration::from_millis(20));
-        }
+        };
         let events = endpoint.accepted_events();
-        assert_eq!(events.len(), 1, "SIG{signal}: {events:?}");
+        // On failure, say what the server said and what it kept for the next run.
+        let stderr = std::fs::read_to_string(home.path().join("stderr.log")).unwrap_or_default();
+        assert_eq!(
+            events.len(),
+            1,
+            "SIG{signal}: {events:?}, exit {status}, bodies seen {:?}, stderr:\n{stderr}",
+            endpoint.seen()
+        );
         assert_eq!(events[0]["type"], "skill_feedback");
         drop(stdin);
     }
