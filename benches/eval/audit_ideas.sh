@@ -25,14 +25,15 @@ idea() { # NAME [VAR=VALUE ...]: the figure of the audit with those choices
     printf '| %s | %s |\n' "$name" "$figure"
 }
 printf '| idea | figure |\n|---|---|\n'
-idea "shipped: the closest (among the first 10 hits of the most requests), equally close ones by requests won or tied, then summed score"
-idea "equally close ones by reach (among the hits of how many skills' requests), the broader first" AUDIT_ORDER=2
+idea "shipped: the closest (among the first 10 hits of the most requests), equally close ones by requests won or tied, then reach (among the hits of how many skills' requests), then summed score"
+idea "equally close ones by requests won or tied, then summed score (no reach: the first order shipped)" AUDIT_ORDER=3
+idea "equally close ones by reach alone, the broader first" AUDIT_ORDER=2
 idea "equally close ones by the summed margin (own score less the rival's), the smaller first" AUDIT_ORDER=1
-idea "by reach, and closeness counted both ways (also the other's requests whose hits hold this skill)" AUDIT_ORDER=2 AUDIT_MUTUAL=1
-idea "by reach, the other's requests breaking ties of closeness" AUDIT_ORDER=2 AUDIT_MUTUAL=2
-idea "by reach, each sentence's clauses as requests too" AUDIT_ORDER=2 AUDIT_CLAUSES=1
-idea "by reach, no body headings as requests" AUDIT_ORDER=2 AUDIT_HEADINGS=0
-idea "by reach, 8 body headings" AUDIT_ORDER=2 AUDIT_HEADINGS=8
-idea "by reach, the first 8 hits instead of 10" AUDIT_ORDER=2 AUDIT_HITS=8
-idea "by reach, the first 12 hits" AUDIT_ORDER=2 AUDIT_HITS=12
-idea "by reach, the first 20 hits" AUDIT_ORDER=2 AUDIT_HITS=20
+idea "closeness counted both ways (also the other's requests whose hits hold this skill)" AUDIT_MUTUAL=1
+idea "the other's requests breaking ties of closeness" AUDIT_MUTUAL=2
+idea "each sentence's clauses as requests too" AUDIT_CLAUSES=1
+idea "no body headings as requests" AUDIT_HEADINGS=0
+idea "8 body headings" AUDIT_HEADINGS=8
+idea "the first 8 hits instead of 10" AUDIT_HITS=8
+idea "the first 12 hits" AUDIT_HITS=12
+idea "the first 20 hits" AUDIT_HITS=20

@@ -16,8 +16,10 @@
 //! eval_batch ROOT --index --audit     `skills-mcp audit --json` of the engine's `Index`, with
 //!                                      the choices of `AUDIT_HITS` (hits read per request),
 //!                                      `AUDIT_HEADINGS` (body headings taken as requests),
-//!                                      `AUDIT_MUTUAL` (1: closeness counted both ways) instead
-//!                                      of the shipped ones (`benches/eval/audit_ideas.sh`)
+//!                                      `AUDIT_MUTUAL` (1: closeness counted both ways),
+//!                                      `AUDIT_ORDER`, `AUDIT_KEEP`, `AUDIT_CLAUSES` (see
+//!                                      `AuditParams`) instead of the shipped ones
+//!                                      (`benches/eval/audit_ideas.sh`)
 //! eval_batch ROOT --build-stats [N]    build the engine's `Index` N times (default 3) as the
 //!                                      host does (batches of 2 MiB / 256 files): median time,
 //!                                      peak and retained heap (a counting allocator)

@@ -11,7 +11,8 @@
 //! (the two cannot be told apart); only skills scoring at least `min_score` count. A
 //! competitor's `strength` is the share of the skill's requests it wins or ties. The 3 kept
 //! are the closest: among the first [`AUDIT_HITS`] hits of the most of the skill's requests;
-//! equally close ones by the requests they win or tie, their summed score, then skill path
+//! equally close ones by the requests they win or tie, then by their reach (among the hits of
+//! how many skills' requests they are: the broader first), their summed score, then skill path
 //! ([`AuditParams`]). They are listed strongest first, each with the words of
 //! those requests both skills match (`shared`) and those only one of them matches
 //! (`separating`), from the per-field evidence `search --explain` shows ([`Index::explain`]).
@@ -147,12 +148,14 @@ pub struct AuditParams {
     /// Competitors kept ([`MAX_COMPETITORS`]).
     pub keep: usize,
     /// How equally close rivals (among the hits of as many requests) are ordered: 0 (the
-    /// shipped one), by requests won or tied, then summed score; 1, by the summed margin (the
-    /// skill's own score less the rival's), the smaller first; 2, by their **reach**, the
-    /// number of skills among whose requests' hits they are (the broader first), then the
-    /// path (it names more of the dev requests' thieves, but can drop a rival that wins
-    /// requests for a broad near miss: not shipped). [`Index::audit_one`] has no reach (it
-    /// searches one skill's requests): it orders such ties as 0 does.
+    /// shipped one), by requests won or tied, then by their **reach** (the number of skills
+    /// among whose requests' hits they are, the broader first), then summed score; 1, by the
+    /// summed margin (the skill's own score less the rival's), the smaller first; 2, by reach
+    /// alone, then the path (it names one more of the dev requests' thieves, but can drop a
+    /// rival that wins requests for a broad near miss: not shipped); 3, by requests won or
+    /// tied, then summed score (the first order shipped, without reach).
+    /// [`Index::audit_one`] has no reach (it searches one skill's requests): 0 and 2 order
+    /// such ties there as 3 does.
     pub order: u8,
     /// Whether each sentence's clauses (split at `,` `:` and brackets) are requests too.
     pub clauses: bool,
@@ -183,7 +186,7 @@ struct Tally {
     back: u32,
     /// Summed margin: the skill's own score (0 when not among the hits) less this one's.
     margin: f64,
-    /// Its reach ([`AuditParams::order`] 2), when every skill's requests were searched.
+    /// Its reach ([`AuditParams::order`]), when every skill's requests were searched.
     reach: Option<u32>,
     /// Sum of its scores on those (the tie-break: the closer rival first).
     score_sum: f64,
@@ -270,7 +273,7 @@ impl Index {
         if params.mutual > 0 {
             mutual(&mut searched);
         }
-        if params.order == 2 {
+        if params.order != 1 && params.order != 3 {
             // Each skill's reach: among the hits of how many skills' requests it is.
             let mut reach = vec![0u32; n];
             for found in &searched {
@@ -382,8 +385,8 @@ impl Index {
 
     /// The competitors kept of those tallied ([`MAX_COMPETITORS`]): the closest (among the
     /// hits of the most requests; then as [`AuditParams::order`] says: by default the most
-    /// requests won or tied, the higher summed score, the skill path), listed strongest first
-    /// (most requests won or tied, then closest).
+    /// requests won or tied, the broader reach, the higher summed score, the skill path),
+    /// listed strongest first (most requests won or tied, then closest).
     fn closest(&self, mut tallies: Vec<Tally>, params: &AuditParams) -> Vec<Tally> {
         let path = |t: &Tally| self.docs[t.doc].skill_path.as_str();
         let near = |t: &Tally| {
@@ -400,12 +403,18 @@ impl Index {
             } else {
                 first
             };
-            let then = match (params.order, a.reach, b.reach) {
-                (1, _, _) => a.margin.total_cmp(&b.margin),
-                (2, Some(x), Some(y)) => y.cmp(&x),
+            let reach = b.reach.cmp(&a.reach);
+            let then = match params.order {
+                1 => a.margin.total_cmp(&b.margin),
+                2 if a.reach.is_some() => reach,
+                3 => b
+                    .count
+                    .cmp(&a.count)
+                    .then(b.score_sum.total_cmp(&a.score_sum)),
                 _ => b
                     .count
                     .cmp(&a.count)
+                    .then(reach)
                     .then(b.score_sum.total_cmp(&a.score_sum)),
             };
             first.then(then).then_with(|| path(a).cmp(path(b)))

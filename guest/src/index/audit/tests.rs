@@ -252,11 +252,18 @@ fn given_requests_replace_the_derived_ones_and_unknown_skills_are_ignored() {
 }
 
 #[test]
-fn one_skills_audit_is_its_entry_in_the_collections_without_the_hijacker_finding() {
+fn one_skills_audit_is_its_entry_in_the_collections_without_the_hijacker_finding_or_reach() {
     let mut files = hijacked();
     files.extend(distinct());
     let idx = mem(&files).index();
-    let report = idx.audit(&[]).unwrap();
+    // One skill's requests say nothing of the others' rivals' reach: equally close rivals
+    // that win or tie as many requests go by their summed score there, as in the
+    // collection's audit without reach.
+    let reachless = AuditParams {
+        order: 3,
+        ..AuditParams::default()
+    };
+    let report = idx.audit_with(&[], &reachless).unwrap();
     for s in &report {
         let mut expected = s.clone();
         expected
@@ -275,10 +282,13 @@ fn one_skills_audit_is_its_entry_in_the_collections_without_the_hijacker_finding
     ];
     let one = idx.audit_one("pdf-forms", &given).unwrap();
     let all = idx
-        .audit(&[SkillRequests {
-            skill_path: "pdf-forms".into(),
-            requests: given.to_vec(),
-        }])
+        .audit_with(
+            &[SkillRequests {
+                skill_path: "pdf-forms".into(),
+                requests: given.to_vec(),
+            }],
+            &reachless,
+        )
         .unwrap();
     assert_eq!(&one, find(&all, "pdf-forms"));
     assert!(!one.derived);
@@ -293,22 +303,18 @@ fn one_skills_audit_is_its_entry_in_the_collections_without_the_hijacker_finding
 }
 
 /// The competitors kept are the closest (among the hits of the most requests); equally close
-/// ones go by the requests they win or tie (shipped), or, measured as an idea, by their reach
-/// (among the hits of how many skills' requests they are), the broader first, when the whole
-/// collection was searched. The kept ones are listed strongest first.
+/// ones go by the requests they win or tie, then by their reach (among the hits of how many
+/// skills' requests they are), the broader first, when the whole collection was searched
+/// (shipped); measured as ideas: by reach alone, or without reach. The kept ones are listed
+/// strongest first.
 #[test]
-fn equally_close_rivals_go_by_their_reach() {
+fn equally_close_rivals_go_by_the_requests_they_win_then_their_reach() {
     let idx = mem(&distinct()).index();
     let tally = |doc: usize, near: u32, count: u32, reach: Option<u32>| Tally {
-        doc,
-        count,
-        near,
-        back: 0,
-        margin: 0.0,
         reach,
-        score_sum: 0.0,
-        requests: Vec::new(),
-        won: 0,
+        near,
+        count,
+        ..Tally::new(doc)
     };
     let kept = |tallies: Vec<Tally>, order: u8| -> Vec<usize> {
         let params = AuditParams {
@@ -324,22 +330,29 @@ fn equally_close_rivals_go_by_their_reach() {
         vec![
             tally(0, 3, 0, Some(1)),
             tally(1, 2, 1, Some(2)),
-            tally(2, 2, 0, Some(9)),
-            tally(3, 2, 0, Some(5)),
+            tally(2, 2, 0, Some(5)),
+            tally(3, 2, 0, Some(9)),
             tally(4, 1, 2, Some(40)),
         ]
     };
-    // 0 is the closest; of the equally close 1, 2, 3 the broadest two; 1 (wins one) first.
-    assert_eq!(kept(tallies(), 2), vec![0, 2, 3]);
+    // 0 is the closest; of the equally close 1, 2, 3: 1 wins one, then 3 reaches further
+    // than 2; listed strongest first (1 wins one).
     assert_eq!(AuditParams::default().order, 0);
-    // Without reach: by requests won or tied, then the path.
-    assert_eq!(kept(tallies(), 0), vec![1, 0, 2]);
-    let no_reach = tallies()
-        .into_iter()
-        .map(|mut t| {
-            t.reach = None;
-            t
-        })
-        .collect();
-    assert_eq!(kept(no_reach, 2), vec![1, 0, 2]);
+    assert_eq!(kept(tallies(), 0), vec![1, 0, 3]);
+    // By reach alone, the broadest two (1, which wins one, is dropped).
+    assert_eq!(kept(tallies(), 2), vec![0, 3, 2]);
+    // Without reach: by requests won or tied, then the summed score, then the path.
+    assert_eq!(kept(tallies(), 3), vec![1, 0, 2]);
+    let no_reach = || {
+        tallies()
+            .into_iter()
+            .map(|mut t| {
+                t.reach = None;
+                t
+            })
+            .collect::<Vec<_>>()
+    };
+    // (as `audit_one` has it: one skill's requests say nothing of reach)
+    assert_eq!(kept(no_reach(), 0), vec![1, 0, 2]);
+    assert_eq!(kept(no_reach(), 2), vec![1, 0, 2]);
 }
