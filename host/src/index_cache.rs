@@ -20,7 +20,7 @@
 //!   reported and rebuilt over: the server keeps serving.
 
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -218,51 +218,33 @@ impl Key {
         self.complete && self.newest.saturating_add(SETTLE.as_nanos() as i128) < self.walked_at
     }
 
-    /// Restore the cached index into the new `index` of `guest`. `Ok(false)` when there is no
-    /// cache for these roots or it is stale (another walk); an error when the file is damaged
-    /// or the engine refuses it (the index is then as new, or the guest trapped).
-    pub fn load(&self, guest: &mut Guest, index: IndexHandle) -> anyhow::Result<bool> {
+    /// The cache file of these roots when it holds the index of this very walk (its magic and
+    /// fingerprint read, nothing more). `Ok(None)` when there is no cache for these roots or it
+    /// is stale (another walk); an error when the file cannot be read or is not a cache file.
+    pub fn open(&self) -> anyhow::Result<Option<Cached>> {
         if !self.complete {
-            return Ok(false);
+            return Ok(None);
         }
-        let file = match File::open(&self.file) {
+        let mut file = match File::open(&self.file) {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(e).context("opening it"),
         };
-        let mut r = BufReader::with_capacity(256 * 1024, file);
         let mut magic = [0u8; MAGIC.len()];
         let mut fingerprint = [0u8; 32];
-        let header = r
+        let header = file
             .read_exact(&mut magic)
-            .and_then(|()| r.read_exact(&mut fingerprint));
+            .and_then(|()| file.read_exact(&mut fingerprint));
         if header.is_err() || &magic != MAGIC {
             bail!("not an index cache file of this version");
         }
         if fingerprint != self.fingerprint {
-            return Ok(false);
+            return Ok(None);
         }
-        let count = read_u32(&mut r).context("reading the number of sections")?;
-        let mut bytes = Vec::new();
-        for n in 0..count {
-            let len = read_u32(&mut r).with_context(|| format!("section {n}: its length"))?;
-            let crc = read_u32(&mut r).with_context(|| format!("section {n}: its checksum"))?;
-            if len > MAX_SECTION {
-                bail!("section {n}: a length of {len} bytes");
-            }
-            bytes.resize(len as usize, 0);
-            r.read_exact(&mut bytes)
-                .with_context(|| format!("section {n} of {count}: cut short"))?;
-            if crc32fast::hash(&bytes) != crc {
-                bail!("section {n} of {count}: checksum mismatch (the file is damaged)");
-            }
-            guest.restore_section(index, n, count, &bytes)?;
-        }
-        // In use: pruning (by age) spares it.
-        if let Ok(f) = File::options().append(true).open(&self.file) {
-            let _ = f.set_modified(SystemTime::now());
-        }
-        Ok(true)
+        Ok(Some(Cached {
+            file,
+            path: self.file.clone(),
+        }))
     }
 
     /// Write the finished `index` of `guest` as the cache of these roots (atomically: a
@@ -303,6 +285,44 @@ impl Key {
         }
         prune(&self.dir);
         result
+    }
+}
+
+/// A cache file that holds the index of the current walk ([`Key::open`]), read up to its
+/// sections.
+pub struct Cached {
+    file: File,
+    path: PathBuf,
+}
+
+impl Cached {
+    /// Restore the cached index into the new `index` of `guest`, one section at a time: each
+    /// section is read into a buffer of its own size, handed to the engine and freed before the
+    /// next (no read-ahead buffer, no buffer kept at the largest section's size while the
+    /// engine finishes the index). An error when the file is damaged or the engine refuses it
+    /// (the index is then as new, or the guest trapped).
+    pub fn restore(mut self, guest: &mut Guest, index: IndexHandle) -> anyhow::Result<()> {
+        let r = &mut self.file;
+        let count = read_u32(r).context("reading the number of sections")?;
+        for n in 0..count {
+            let len = read_u32(r).with_context(|| format!("section {n}: its length"))?;
+            let crc = read_u32(r).with_context(|| format!("section {n}: its checksum"))?;
+            if len > MAX_SECTION {
+                bail!("section {n}: a length of {len} bytes");
+            }
+            let mut bytes = vec![0; len as usize];
+            r.read_exact(&mut bytes)
+                .with_context(|| format!("section {n} of {count}: cut short"))?;
+            if crc32fast::hash(&bytes) != crc {
+                bail!("section {n} of {count}: checksum mismatch (the file is damaged)");
+            }
+            guest.restore_section(index, n, count, &bytes)?;
+        }
+        // In use: pruning (by age) spares it.
+        if let Ok(f) = File::options().append(true).open(&self.path) {
+            let _ = f.set_modified(SystemTime::now());
+        }
+        Ok(())
     }
 }
 

@@ -191,33 +191,31 @@ impl Builder<'_> {
         Ok((guest, index))
     }
 
-    /// The index of `listings` from the on-disk cache, in a new instance; `None` when the
-    /// cache has no (current) index for them.
+    /// The index of a walk of `entries` entries from its on-disk cache file, in a new
+    /// instance.
     fn restore(
         &self,
         roots: &Arc<Roots>,
-        listings: &[Listing],
-        key: &index_cache::Key,
-    ) -> anyhow::Result<Option<Built>> {
+        entries: usize,
+        cached: index_cache::Cached,
+    ) -> anyhow::Result<Built> {
         let started = Instant::now();
         let (mut guest, index) = self.new_index(roots)?;
-        if !key.load(&mut guest, index)? {
-            return Ok(None);
-        }
+        cached.restore(&mut guest, index)?;
         let stats = BuildStats {
             skills: guest.len(index)?,
             roots: self.names.len(),
             roots_ok: roots.dirs.iter().filter(|d| d.is_some()).count(),
-            entries: listings.iter().map(|l| l.entries.len()).sum(),
+            entries,
             millis: started.elapsed().as_millis() as u64,
             from_cache: true,
             ..BuildStats::default()
         };
-        Ok(Some(Built {
+        Ok(Built {
             live: Live::new(guest, index),
             stats,
             host_reports: Vec::new(),
-        }))
+        })
     }
 
     /// Split `wanted` into batches as the engine crate's walk says (bounded bytes and files);
@@ -256,6 +254,41 @@ pub(super) fn build_snapshot(
     Ok(snapshot)
 }
 
+/// The roots of one build, walked, and where the index of that walk is cached.
+struct Walked {
+    roots: Arc<Roots>,
+    listings: Vec<Listing>,
+    host_reports: Vec<FileReport>,
+    key: Option<index_cache::Key>,
+}
+
+impl Walked {
+    fn new(options: &CatalogOptions, specs: &[RootSpec], policy: &WalkPolicy) -> Self {
+        let walked_at = std::time::SystemTime::now();
+        let (roots, listings, host_reports) = open_roots(specs, policy);
+        let key = options.index_cache.as_deref().map(|dir| {
+            let prints = specs
+                .iter()
+                .zip(&listings)
+                .zip(&roots.dirs)
+                .map(|((spec, l), dir)| {
+                    (
+                        spec.engine_name.as_str(),
+                        spec.path.as_path(),
+                        dir.as_ref().map(|_| &l.print),
+                    )
+                });
+            index_cache::Key::new(dir, prints, walked_at)
+        });
+        Self {
+            roots,
+            listings,
+            host_reports,
+            key,
+        }
+    }
+}
+
 fn snapshot(
     runtime: &Runtime,
     options: &CatalogOptions,
@@ -265,48 +298,56 @@ fn snapshot(
         .instantiate(Arc::new(NoFiles))
         .and_then(|mut g| g.walk_policy())
         .context("asking the engine for its walk policy")?;
-    let walked_at = std::time::SystemTime::now();
-    let (roots, listings, mut host_reports) = open_roots(specs, &policy);
-    let key = options.index_cache.as_deref().map(|dir| {
-        let prints = specs
-            .iter()
-            .zip(&listings)
-            .zip(&roots.dirs)
-            .map(|((spec, l), dir)| {
-                (
-                    spec.engine_name.as_str(),
-                    spec.path.as_path(),
-                    dir.as_ref().map(|_| &l.print),
-                )
-            });
-        index_cache::Key::new(dir, prints, walked_at)
-    });
+    let mut walked = Walked::new(options, specs, &policy);
     let builder = Builder {
         runtime,
         options,
         names: specs,
     };
-    if let Some(key) = &key {
-        match builder.restore(&roots, &listings, key) {
-            Ok(Some(built)) => {
-                return Ok(Snapshot {
-                    number: 0,
-                    roots,
-                    stats: built.stats,
-                    host_reports,
-                    excluded: BTreeSet::new(),
-                    live: Mutex::new(Some(built.live)),
-                });
+    let cache_warning = |key: &index_cache::Key, e: anyhow::Error| {
+        tracing::warn!(
+            target: "skills_mcp::index_cache",
+            "ignoring the index cache {}: {}; rebuilding it",
+            crate::logsafe::EscapedPath(key.file()),
+            crate::logsafe::Escaped(format!("{e:#}"))
+        )
+    };
+    if let Some(key) = &walked.key {
+        match key.open() {
+            Ok(Some(cached)) => {
+                // The cache holds this very walk's index: the listings are not needed beside
+                // it (a damaged file walks again), nor the walk's code and freed buffers.
+                let entries = walked.listings.iter().map(|l| l.entries.len()).sum();
+                walked.listings = Vec::new();
+                crate::allocator::release_freed();
+                crate::allocator::release_clean_file_pages();
+                match builder.restore(&walked.roots, entries, cached) {
+                    Ok(built) => {
+                        return Ok(Snapshot {
+                            number: 0,
+                            roots: walked.roots,
+                            stats: built.stats,
+                            host_reports: walked.host_reports,
+                            excluded: BTreeSet::new(),
+                            live: Mutex::new(Some(built.live)),
+                        });
+                    }
+                    Err(e) => {
+                        cache_warning(key, e);
+                        walked = Walked::new(options, specs, &policy);
+                    }
+                }
             }
             Ok(None) => {}
-            Err(e) => tracing::warn!(
-                target: "skills_mcp::index_cache",
-                "ignoring the index cache {}: {}; rebuilding it",
-                crate::logsafe::EscapedPath(key.file()),
-                crate::logsafe::Escaped(format!("{e:#}"))
-            ),
+            Err(e) => cache_warning(key, e),
         }
     }
+    let Walked {
+        roots,
+        listings,
+        mut host_reports,
+        key,
+    } = walked;
     let mut excluded = BTreeSet::new();
     let mut excluded_reports = Vec::new();
     let mut built = builder.build(&roots, &listings, &mut excluded, &mut excluded_reports)?;
