@@ -316,3 +316,34 @@ fn audit_takes_a_skills_eval_queries_as_its_requests() {
         "{text}"
     );
 }
+
+/// The audit split over engine instances (this one and copies of the index, one a part:
+/// `index.audit-part`, then `index.audit-merge`), as the verb runs it on a machine with more
+/// than one CPU, gives the very answer of one `index.audit` call, with given requests or
+/// none.
+#[test]
+fn audit_in_parts_over_engine_instances_is_the_one_audit() {
+    let (main, team) = collection();
+    let catalog = catalog(&[main.path(), team.path()]);
+    let given = [skills_mcp::runtime::SkillRequests {
+        skill_path: "pdf-forms".into(),
+        requests: vec!["clean up these data files".into()],
+    }];
+    let report = |r: anyhow::Result<Vec<skills_mcp::runtime::AuditSkill>>| {
+        r.expect("an audit")
+            .into_iter()
+            .map(skills_mcp::output::audit_skill)
+            .collect::<Vec<_>>()
+    };
+    for requests in [&given[..], &[]] {
+        let whole = report(catalog.audit(requests));
+        assert!(whole.iter().any(|s| !s.findings.is_empty()), "{whole:?}");
+        for threads in [1, 2, 3] {
+            assert_eq!(
+                report(catalog.audit_parallel(requests, threads)),
+                whole,
+                "{threads} instances"
+            );
+        }
+    }
+}

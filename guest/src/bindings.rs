@@ -460,6 +460,29 @@ impl x::GuestIndex for IndexResource {
         audit::audit(&self.get(), requests)
     }
 
+    fn audit_part(
+        &self,
+        requests: Vec<x::SkillRequests>,
+        part: u32,
+        parts: u32,
+    ) -> Result<Vec<u8>, t::Error> {
+        self.get()
+            .audit_part(&audit::given(requests), part, parts)
+            .map_err(error)
+    }
+
+    fn audit_merge(
+        &self,
+        requests: Vec<x::SkillRequests>,
+        parts: Vec<Vec<u8>>,
+    ) -> Result<Vec<x::AuditSkill>, t::Error> {
+        let skills = self
+            .get()
+            .audit_merge(&audit::given(requests), &parts)
+            .map_err(error)?;
+        Ok(skills.into_iter().map(audit::skill).collect())
+    }
+
     fn audit_one(
         &self,
         skill_path: String,
@@ -869,18 +892,22 @@ mod audit {
     use super::{error, t, x};
     use crate::index::audit as a;
 
-    pub fn audit(
-        index: &crate::Index,
-        requests: Vec<x::SkillRequests>,
-    ) -> Result<Vec<x::AuditSkill>, t::Error> {
-        let given: Vec<a::SkillRequests> = requests
+    /// The requests given for some skills, in the engine's terms.
+    pub fn given(requests: Vec<x::SkillRequests>) -> Vec<a::SkillRequests> {
+        requests
             .into_iter()
             .map(|r| a::SkillRequests {
                 skill_path: r.skill_path,
                 requests: r.requests,
             })
-            .collect();
-        let skills = index.audit(&given).map_err(error)?;
+            .collect()
+    }
+
+    pub fn audit(
+        index: &crate::Index,
+        requests: Vec<x::SkillRequests>,
+    ) -> Result<Vec<x::AuditSkill>, t::Error> {
+        let skills = index.audit(&given(requests)).map_err(error)?;
         Ok(skills.into_iter().map(skill).collect())
     }
 

@@ -1,8 +1,9 @@
 //! `skills-mcp audit`: collection health (issue 39, part 2). For every skill the caller sees,
 //! the skills that win or tie the requests meant for it and the findings (unreachable skills,
 //! near-identical descriptions, over-broad "hijackers"), worst first. The audit is the
-//! engine's (`index.audit`, over the caller's view); this verb opens the roots as `serve` does,
-//! hands it each skill's eval queries (read and parsed as `eval` does) and prints the answer.
+//! engine's (`index.audit-part` on one engine instance a CPU, each holding a copy of the
+//! caller's view, then `index.audit-merge`); this verb opens the roots as `serve` does, hands
+//! it each skill's eval queries (read and parsed as `eval` does) and prints the answer.
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -27,8 +28,8 @@ pub struct AuditArgs {
     pub json: bool,
 }
 
-/// How long the audit's one engine call may run: it searches every skill's requests (about a
-/// minute for 50,000 skills), where the engine's usual limit is meant for serving one request.
+/// How long one of the audit's engine calls may run: each searches the requests of a share of
+/// the skills, where the engine's usual limit is meant for serving one request.
 pub const AUDIT_CALL_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 
 /// The requests meant for each skill that has an eval file: its `should_trigger: true` queries
@@ -71,9 +72,10 @@ pub fn run(catalog: &Catalog, config: &Config, args: &AuditArgs) -> anyhow::Resu
     crate::access::apply(catalog, &config.access)?;
     let caller =
         crate::access::check::caller(&args.caller, config, crate::cli::DefaultCaller::Local)?;
+    // The skills shared out over engine instances, one a CPU (the same answer as one).
     let skills: Vec<_> = catalog
         .view_as(caller)
-        .audit(&eval_requests(catalog)?)?
+        .audit_parallel(&eval_requests(catalog)?, Catalog::replica_threads())?
         .into_iter()
         .map(crate::output::audit_skill)
         .collect();

@@ -342,6 +342,14 @@ impl Catalog {
         }
     }
 
+    /// How many engine instances work split over [`Self::replica`]s may use: one a CPU, at
+    /// most 4 (`eval`, `audit`).
+    pub fn replica_threads() -> usize {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .clamp(1, 4)
+    }
+
     /// A second engine instance holding a copy of the current index (copied through its
     /// snapshot sections, as the index cache restores one: the same answers), under the same
     /// access rules and caller: for work split over threads (`eval`), each thread calling its
@@ -659,6 +667,46 @@ impl Catalog {
     /// worst first; `requests` replace the derived requests of the skills they name.
     pub fn audit(&self, requests: &[SkillRequests]) -> anyhow::Result<Vec<AuditSkill>> {
         self.with_index(|g, i| g.audit(i, requests))
+    }
+
+    /// The collection audit ([`Self::audit`]) split over `threads` engine instances: this
+    /// one and [`Self::replica`]s, each searching the requests of its share of the skills
+    /// against the whole index (`index.audit-part`); the parts merged by this one
+    /// (`index.audit-merge`): the same answer as [`Self::audit`].
+    pub fn audit_parallel(
+        &self,
+        requests: &[SkillRequests],
+        threads: usize,
+    ) -> anyhow::Result<Vec<AuditSkill>> {
+        let parts = u32::try_from(threads.max(1)).unwrap_or(1);
+        if parts == 1 {
+            return self.audit(requests);
+        }
+        let part = |catalog: &Catalog, p: u32| {
+            catalog.with_index(|g, i| g.audit_part(i, requests, p, parts))
+        };
+        // This instance starts its part once the copies are made: a copy reads this one's
+        // index, which its one long call would hold.
+        let copied = std::sync::Barrier::new(parts as usize);
+        let encoded = std::thread::scope(|scope| -> anyhow::Result<Vec<Vec<u8>>> {
+            let helpers: Vec<_> = (1..parts)
+                .map(|p| {
+                    let copied = &copied;
+                    scope.spawn(move || {
+                        let replica = self.replica();
+                        copied.wait();
+                        part(&replica?, p)
+                    })
+                })
+                .collect();
+            copied.wait();
+            let mut encoded = vec![part(self, 0)?];
+            for h in helpers {
+                encoded.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?);
+            }
+            Ok(encoded)
+        })?;
+        self.with_index(|g, i| g.audit_merge(i, requests, &encoded))
     }
 
     /// One skill's audit (of this catalog's view; no `hijacker` finding): `requests` are

@@ -240,10 +240,7 @@ fn run_files(
     let threads = if queries < PARALLEL_QUERIES {
         1
     } else {
-        std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .clamp(1, 4)
-            .min(pending.len())
+        Catalog::replica_threads().min(pending.len())
     };
     let evaluate = |catalog: &Catalog, r: &Ran| -> anyhow::Result<SkillEval> {
         let Ran::Queries(skill, queries) = r else {

@@ -1147,6 +1147,36 @@ impl Guest {
         self.typed("auditing the skills", r)
     }
 
+    /// Part `part` of `parts` of the collection audit (`index.audit-part`), for `audit_merge`.
+    pub fn audit_part(
+        &mut self,
+        index: IndexHandle,
+        requests: &[SkillRequests],
+        part: u32,
+        parts: u32,
+    ) -> anyhow::Result<Vec<u8>> {
+        let r = self.engine_call("index.audit-part", |s, e| {
+            e.index().call_audit_part(s, index.0, requests, part, parts)
+        });
+        self.typed(
+            format_args!("auditing part {part} of {parts} of the skills"),
+            r,
+        )
+    }
+
+    /// The collection audit from all its parts (`index.audit-merge`).
+    pub fn audit_merge(
+        &mut self,
+        index: IndexHandle,
+        requests: &[SkillRequests],
+        parts: &[Vec<u8>],
+    ) -> anyhow::Result<Vec<AuditSkill>> {
+        let r = self.engine_call("index.audit-merge", |s, e| {
+            e.index().call_audit_merge(s, index.0, requests, parts)
+        });
+        self.typed("merging the parts of the audit", r)
+    }
+
     /// One skill's audit (no `hijacker` finding), at one skill's cost.
     pub fn audit_one(
         &mut self,

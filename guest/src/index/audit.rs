@@ -249,14 +249,67 @@ impl Index {
         given: &[SkillRequests],
         params: &AuditParams,
     ) -> Result<Vec<AuditSkill>, Error> {
+        let part = self.audit_part_with(given, 0, 1, params)?;
+        self.merge_audit(given, vec![part], params)
+    }
+
+    /// Part `part` of `parts` of [`Index::audit`] (its skills `s` with `s % parts == part`),
+    /// for an audit split over engine instances holding copies of this index: their requests
+    /// searched, with what the whole audit needs of them (reach, who ranks first), encoded to
+    /// be handed to [`Index::audit_merge`] of any copy. `given`: as for [`Index::audit`].
+    pub fn audit_part(
+        &self,
+        given: &[SkillRequests],
+        part: u32,
+        parts: u32,
+    ) -> Result<Vec<u8>, Error> {
+        let params = AuditParams::default();
+        Ok(self.audit_part_with(given, part, parts, &params)?.encode())
+    }
+
+    /// [`Index::audit`] from the parts [`Index::audit_part`] gave, every part of the same
+    /// split of a copy of this index with the same `given` requests: the same answer, byte
+    /// for byte, as one [`Index::audit`]. A part of another index, a missing or repeated part
+    /// is `invalid-argument`.
+    pub fn audit_merge(
+        &self,
+        given: &[SkillRequests],
+        parts: &[Vec<u8>],
+    ) -> Result<Vec<AuditSkill>, Error> {
         self.ready()?;
-        let n = self.docs.len();
+        let fingerprint = self.audit_fingerprint();
+        let parts = parts
+            .iter()
+            .map(|b| part::Part::decode(b, fingerprint))
+            .collect::<Result<Vec<_>, _>>()?;
+        self.merge_audit(given, parts, &AuditParams::default())
+    }
+
+    /// What identifies this index's skills in an audit's parts (their number and paths).
+    fn audit_fingerprint(&self) -> u64 {
+        // FNV-1a over the skill paths, each ended by a 0 byte.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for d in &self.docs {
+            for &b in d.skill_path.as_bytes().iter().chain(&[0]) {
+                h ^= u64::from(b);
+                h = h.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        h ^ (self.docs.len() as u64)
+    }
+
+    /// The requests meant for each skill, and whether they were derived from its text.
+    fn audit_requests_all(
+        &self,
+        given: &[SkillRequests],
+        params: &AuditParams,
+    ) -> (Vec<Vec<String>>, Vec<bool>) {
         let mut requests: Vec<Vec<String>> = self
             .docs
             .iter()
             .map(|d| derived_requests(d, params))
             .collect();
-        let mut derived = vec![true; n];
+        let mut derived = vec![true; self.docs.len()];
         for g in given {
             let Some(i) = self.position(&g.skill_path) else {
                 continue;
@@ -267,20 +320,105 @@ impl Index {
                 derived[i] = false;
             }
         }
-        let mut searched: Vec<Searched> = (0..n)
-            .map(|s| self.search_requests(s, &requests[s], params))
-            .collect();
+        (requests, derived)
+    }
+
+    /// Search the requests of part `part` of `parts` of the skills (see [`Index::audit_part`]).
+    /// Each skill's tallies are cut to those that may be kept once reach is known (and those
+    /// that win or tie, for the `duplicate` findings); the reach is counted before the cut.
+    fn audit_part_with(
+        &self,
+        given: &[SkillRequests],
+        part: u32,
+        parts: u32,
+        params: &AuditParams,
+    ) -> Result<part::Part, Error> {
+        self.ready()?;
+        if parts == 0 || part >= parts {
+            return Err(Error::InvalidArgument(format!(
+                "audit part {part} of {parts}: the part must be below the number of parts"
+            )));
+        }
+        let n = self.docs.len();
+        let (requests, _) = self.audit_requests_all(given, params);
+        let mut reach = vec![0u32; n];
+        let mut skills = Vec::new();
+        for s in (part as usize..n).step_by(parts as usize) {
+            let mut found = self.search_requests(s, &requests[s], params);
+            for t in &found.tallies {
+                reach[t.doc] += 1;
+            }
+            // (closeness counted both ways needs every tally of every skill)
+            if params.mutual == 0 {
+                cut(&mut found.tallies, params);
+            }
+            skills.push((s, found));
+        }
+        Ok(part::Part {
+            fingerprint: self.audit_fingerprint(),
+            part,
+            parts,
+            reach,
+            skills,
+        })
+    }
+
+    /// The audit from all its parts (see [`Index::audit_merge`]).
+    fn merge_audit(
+        &self,
+        given: &[SkillRequests],
+        parts: Vec<part::Part>,
+        params: &AuditParams,
+    ) -> Result<Vec<AuditSkill>, Error> {
+        self.ready()?;
+        let n = self.docs.len();
+        let split = parts.first().map_or(1, |p| p.parts);
+        let mut seen = vec![false; split as usize];
+        for p in &parts {
+            if p.parts != split || std::mem::replace(&mut seen[p.part as usize], true) {
+                return Err(Error::InvalidArgument(format!(
+                    "audit part {} of {}: repeated, or of another split than {split} parts",
+                    p.part, p.parts
+                )));
+            }
+        }
+        if let Some(missing) = seen.iter().position(|&s| !s) {
+            return Err(Error::InvalidArgument(format!(
+                "audit part {missing} of {split} is missing"
+            )));
+        }
+        let (requests, derived) = self.audit_requests_all(given, params);
+        let mut reach = vec![0u32; n];
+        let mut searched: Vec<Option<Searched>> = (0..n).map(|_| None).collect();
+        for p in parts {
+            if p.reach.len() != n {
+                return Err(Error::InvalidArgument(
+                    "an audit part of an index of another size".into(),
+                ));
+            }
+            for (r, c) in reach.iter_mut().zip(&p.reach) {
+                *r += c;
+            }
+            for (s, found) in p.skills {
+                searched[s] = Some(found);
+            }
+        }
+        let mut searched: Vec<Searched> = searched
+            .into_iter()
+            .map(|f| f.ok_or_else(|| Error::InvalidArgument("an audit part lacks a skill".into())))
+            .collect::<Result<_, _>>()?;
         if params.mutual > 0 {
             mutual(&mut searched);
-        }
-        if params.order != 1 && params.order != 3 {
-            // Each skill's reach: among the hits of how many skills' requests it is.
-            let mut reach = vec![0u32; n];
+            // (the tallies are whole: the reach counts those closeness both ways added)
+            reach.fill(0);
             for found in &searched {
                 for t in &found.tallies {
                     reach[t.doc] += 1;
                 }
             }
+        }
+        if params.order != 1 && params.order != 3 {
+            // Each skill's reach: among the hits of how many skills' requests it is.
             for found in &mut searched {
                 for t in &mut found.tallies {
                     t.reach = Some(reach[t.doc]);
@@ -646,6 +784,29 @@ impl Index {
     }
 }
 
+/// Leave out the tallies that cannot be among the [`AuditParams::keep`] closest whatever
+/// their reach: those behind the keep-th on the part of the order that comes before reach
+/// (closeness, then for orders 0 and 3 the requests won or tied); the ones that win or tie
+/// stay (their `duplicate` findings). Order kept.
+fn cut(tallies: &mut Vec<Tally>, params: &AuditParams) {
+    if tallies.len() <= params.keep {
+        return;
+    }
+    let key = |t: &Tally| {
+        if matches!(params.order, 0 | 3) {
+            (t.near, t.count)
+        } else {
+            (t.near, 0)
+        }
+    };
+    let mut keys: Vec<(u32, u32)> = tallies.iter().map(key).collect();
+    keys.sort_unstable_by(|a, b| b.cmp(a));
+    let Some(&last) = keys.get(params.keep.saturating_sub(1)) else {
+        return;
+    };
+    tallies.retain(|t| t.count > 0 || key(t) >= last);
+}
+
 /// Mutual closeness ([`AuditParams::mutual`]): each skill's tally of another gets how many of
 /// the other's requests it is among the hits of (a tally made when it has none).
 fn mutual(searched: &mut [Searched]) {
@@ -811,5 +972,6 @@ fn term_similarity(a: &[u32], b: &[u32]) -> Option<f64> {
     Some(common as f64 / (a.len() + b.len() - common) as f64)
 }
 
+mod part;
 #[cfg(test)]
 mod tests;

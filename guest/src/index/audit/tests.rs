@@ -356,3 +356,41 @@ fn equally_close_rivals_go_by_the_requests_they_win_then_their_reach() {
     assert_eq!(kept(no_reach(), 0), vec![1, 0, 2]);
     assert_eq!(kept(no_reach(), 2), vec![1, 0, 2]);
 }
+
+/// An audit split in parts (each searched on its own copy of the index in the host) merges to
+/// the very answer of one audit, with given requests too; parts of another index or split,
+/// missing or repeated ones are refused.
+#[test]
+fn an_audit_in_parts_merges_to_the_one_audit() {
+    let mut files = hijacked();
+    files.extend(distinct());
+    let idx = mem(&files).index();
+    let given = [SkillRequests {
+        skill_path: "pdf-forms".into(),
+        requests: vec!["clean up this csv export".into()],
+    }];
+    let whole = idx.audit(&given).unwrap();
+    assert!(whole.iter().any(|s| !s.findings.is_empty()));
+    for parts in [1u32, 2, 3, 7, 40] {
+        let encoded: Vec<Vec<u8>> = (0..parts)
+            .rev()
+            .map(|p| idx.audit_part(&given, p, parts).unwrap())
+            .collect();
+        assert_eq!(idx.audit_merge(&given, &encoded).unwrap(), whole, "{parts}");
+    }
+    let invalid = |r: Result<Vec<AuditSkill>, Error>| matches!(r, Err(Error::InvalidArgument(_)));
+    let two: Vec<Vec<u8>> = (0..2).map(|p| idx.audit_part(&[], p, 2).unwrap()).collect();
+    assert!(invalid(idx.audit_merge(&[], &two[..1])));
+    assert!(invalid(
+        idx.audit_merge(&[], &[two[0].clone(), two[0].clone()])
+    ));
+    let other = mem(&distinct()).index();
+    assert!(invalid(other.audit_merge(&[], &two)));
+    let mut damaged = two.clone();
+    damaged[1].pop();
+    assert!(invalid(idx.audit_merge(&[], &damaged)));
+    assert!(matches!(
+        idx.audit_part(&[], 2, 2),
+        Err(Error::InvalidArgument(_))
+    ));
+}
