@@ -624,3 +624,234 @@ fn the_index_of_one_server_is_consumed_by_another_with_every_digest_checked() {
     assert_eq!(count("GET /.well-known/agent-skills/skills/"), files_before);
     assert!(!b.log().contains(T_READ) && !a.log().contains(T_READ));
 }
+
+// ---- .zip archives in an index ---------------------------------------------------------------
+
+/// One entry of a `.zip` written here byte by byte (PKWARE's APPNOTE: local header, deflated
+/// data, central directory, end record): its name as stored, its bytes, its Unix mode (the high
+/// 16 bits of the external attributes) and the uncompressed size its headers claim (`None`:
+/// the truth).
+struct ZipEntry<'a> {
+    name: &'a str,
+    data: &'a [u8],
+    mode: u32,
+    claimed: Option<u32>,
+}
+
+impl<'a> ZipEntry<'a> {
+    fn file(name: &'a str, data: &'a [u8]) -> Self {
+        Self {
+            name,
+            data,
+            mode: 0o100_644,
+            claimed: None,
+        }
+    }
+}
+
+/// CRC-32 (IEEE), bit by bit.
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// A `.zip` of `entries`, each deflated, made by Unix (so the mode is read).
+fn zip(entries: &[ZipEntry]) -> Vec<u8> {
+    use std::io::Write as _;
+    let mut out = Vec::new();
+    let mut central = Vec::new();
+    for e in entries {
+        let mut enc =
+            flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+        enc.write_all(e.data).unwrap();
+        let deflated = enc.finish().unwrap();
+        let size = e.claimed.unwrap_or(e.data.len() as u32);
+        let mut common = Vec::new();
+        for half in [20u16, 0, 8, 0, 0x21] {
+            // version needed, flags, method (deflate), time, date (1980-01-01)
+            common.extend(half.to_le_bytes());
+        }
+        common.extend(crc32(e.data).to_le_bytes());
+        common.extend((deflated.len() as u32).to_le_bytes());
+        common.extend(size.to_le_bytes());
+        common.extend((e.name.len() as u16).to_le_bytes());
+        common.extend(0u16.to_le_bytes()); // extra field length
+        let offset = out.len() as u32;
+        out.extend(0x0403_4b50u32.to_le_bytes());
+        out.extend(&common);
+        out.extend(e.name.as_bytes());
+        out.extend(&deflated);
+        central.extend(0x0201_4b50u32.to_le_bytes());
+        central.extend(((3u16 << 8) | 20).to_le_bytes()); // made by Unix
+        central.extend(&common);
+        for half in [0u16, 0, 0] {
+            // comment length, disk, internal attributes
+            central.extend(half.to_le_bytes());
+        }
+        central.extend((e.mode << 16).to_le_bytes());
+        central.extend(offset.to_le_bytes());
+        central.extend(e.name.as_bytes());
+    }
+    let at = out.len() as u32;
+    out.extend(&central);
+    out.extend(0x0605_4b50u32.to_le_bytes());
+    out.extend([0u8; 4]); // disk numbers
+    out.extend((entries.len() as u16).to_le_bytes());
+    out.extend((entries.len() as u16).to_le_bytes());
+    out.extend((central.len() as u32).to_le_bytes());
+    out.extend(at.to_le_bytes());
+    out.extend(0u16.to_le_bytes());
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zip_archives_in_an_index_go_through_the_same_sandbox_as_tar() {
+    let site = Static::start().await;
+    let tmp = TempDir::new().unwrap();
+    let content = tmp.path().join("content");
+    let md = agent_skill_md("delta", "Delta packs zips", "Run scripts/pack.sh.\n");
+    let good = zip(&[
+        ZipEntry::file("SKILL.md", md.as_bytes()),
+        ZipEntry {
+            name: "scripts/",
+            data: b"",
+            mode: 0o040_755,
+            claimed: None,
+        },
+        ZipEntry::file("scripts/pack.sh", b"echo pack\n"),
+        ZipEntry::file("reference/notes.md", b"# Notes\n"),
+    ]);
+    let publish = |archive: &[u8]| {
+        site.put("/skills/delta.zip", archive.to_vec());
+        site.put(
+            "/.well-known/agent-skills/index.json",
+            index_doc(&[("delta", "archive", "/skills/delta.zip", archive)]),
+        );
+    };
+    publish(&good);
+    let url = format!("{}/.well-known/agent-skills/index.json", site.base);
+    let sources = index_sources(&content, &url, &[], None);
+    let problems = sources.initialize().await;
+    assert!(problems.is_empty(), "{problems:?}");
+    assert_eq!(
+        served(&sources, "delta", "SKILL.md").as_deref(),
+        Some(&md[..])
+    );
+    assert_eq!(
+        served(&sources, "delta", "scripts/pack.sh").as_deref(),
+        Some("echo pack\n")
+    );
+    assert_eq!(
+        served(&sources, "delta", "reference/notes.md").as_deref(),
+        Some("# Notes\n")
+    );
+    let first = revision(&sources).unwrap();
+    // The engine reads it as a skill with its files.
+    let catalog = crate::common::catalog(&[&sources.roots()[0].path]);
+    let names: Vec<String> = catalog
+        .skills()
+        .unwrap()
+        .into_iter()
+        .map(|s| s.name)
+        .collect();
+    assert_eq!(names, ["delta"]);
+
+    // Each refused with a message naming the skill and the reason; the good snapshot serves on
+    // and nothing lands outside the source's folder.
+    // 100 MB of zeros in 100 KB: once with headers that say so, once with headers that claim
+    // 1,000 bytes (stopped as the inflated bytes pass the size claimed, not written).
+    let zeros = vec![0u8; 100_000_000];
+    let bomb = zip(&[
+        ZipEntry::file("SKILL.md", md.as_bytes()),
+        ZipEntry::file("big.bin", &zeros),
+    ]);
+    let lying = zip(&[
+        ZipEntry::file("SKILL.md", md.as_bytes()),
+        ZipEntry {
+            claimed: Some(1000),
+            ..ZipEntry::file("big.bin", &zeros)
+        },
+    ]);
+    assert!(bomb.len() < 1_000_000, "{}", bomb.len());
+    drop(zeros);
+    let evil = b"evil\n";
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("a zip bomb", bomb, "more than 95000000 bytes"),
+        ("a zip bomb whose headers lie", lying, "unpacking big.bin"),
+        (
+            "a `../` path",
+            zip(&[
+                ZipEntry::file("SKILL.md", md.as_bytes()),
+                ZipEntry::file("../../../escaped.md", evil),
+            ]),
+            "unsafe path",
+        ),
+        (
+            "an absolute path",
+            zip(&[
+                ZipEntry::file("SKILL.md", md.as_bytes()),
+                ZipEntry::file("/tmp/escaped.md", evil),
+            ]),
+            "unsafe path",
+        ),
+        (
+            "a symbolic link",
+            zip(&[
+                ZipEntry::file("SKILL.md", md.as_bytes()),
+                ZipEntry {
+                    mode: 0o120_777,
+                    ..ZipEntry::file("notes.md", b"../../../../etc/passwd")
+                },
+            ]),
+            "notes.md, which is a symbolic link",
+        ),
+        (
+            "a path twice",
+            zip(&[
+                ZipEntry::file("SKILL.md", md.as_bytes()),
+                ZipEntry::file("SKILL.md", md.as_bytes()),
+            ]),
+            "SKILL.md twice",
+        ),
+    ];
+    for (what, archive, why) in cases {
+        publish(&archive);
+        let r = sources.force_refresh().await;
+        let message = r.message.unwrap_or_default();
+        assert!(!r.success, "{what}: {message}");
+        assert!(
+            message.contains("the skill delta: its archive") && message.contains(why),
+            "{what}: {message}"
+        );
+        assert_eq!(
+            revision(&sources).as_deref(),
+            Some(first.as_str()),
+            "{what}"
+        );
+        assert_eq!(
+            served(&sources, "delta", "scripts/pack.sh").as_deref(),
+            Some("echo pack\n"),
+            "{what}"
+        );
+        assert!(served(&sources, "delta", "big.bin").is_none(), "{what}");
+        assert!(!holds(tmp.path(), "escaped.md"), "{what}");
+    }
+}
+
+/// Whether a file named `name` is anywhere below `dir`.
+fn holds(dir: &Path, name: &str) -> bool {
+    std::fs::read_dir(dir).unwrap().flatten().any(|e| {
+        let kind = e.file_type().unwrap();
+        e.file_name() == name || (kind.is_dir() && holds(&e.path(), name))
+    })
+}

@@ -390,3 +390,170 @@ fn locked_sources_serve_the_locked_commit_and_refuse_content_the_lock_disagrees_
         "{out:?}"
     );
 }
+
+/// The hex of the SHA-256 of the index `serve --http` at `addr` answers now.
+fn index_revision(addr: &str) -> String {
+    let url = format!("http://{addr}/.well-known/agent-skills/index.json");
+    let (status, _, body) = crate::index::get(&url, &[]);
+    assert_eq!(status, 200, "{url}");
+    Sha256::digest(&body)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+#[test]
+fn index_sources_are_locked_checked_served_locked_and_rolled_back() {
+    // The publisher: a real `serve --http` over a folder, which picks up edits.
+    let published = TempDir::new().unwrap();
+    crate::common::write_files(
+        published.path(),
+        &[
+            ("alpha/SKILL.md", &skill("alpha", "1")),
+            ("beta/SKILL.md", &skill("beta", "1")),
+            ("beta/scripts/run.sh", "echo 1\n"),
+        ],
+    );
+    let a = crate::http::Server::start(published.path(), None, &[]);
+    let first = index_revision(&a.addr);
+    let sources = format!(
+        "  indexes:\n    - {{url: \"http://{}/.well-known/agent-skills/index.json\", name: team}}\n",
+        a.addr
+    );
+    let tmp = TempDir::new().unwrap();
+    let cfg = config(tmp.path(), &sources);
+
+    // `lock` records the index's digest and each skill's contentDigest over the files served.
+    assert_exit(&skills_mcp(&cfg, &["lock"]), 0);
+    let lock = tmp.path().join("skills.lock");
+    let yaml = lock_yaml(&lock);
+    let entry = &yaml["sources"][0];
+    assert_eq!(entry["name"], "team");
+    assert_eq!(entry["kind"], "index");
+    assert_eq!(
+        entry["digest"].as_str(),
+        Some(&format!("sha256:{first}")[..])
+    );
+    for (i, name) in ["alpha", "beta"].iter().enumerate() {
+        assert_eq!(entry["skills"][i]["name"].as_str(), Some(*name));
+        assert_eq!(
+            entry["skills"][i]["contentDigest"].as_str(),
+            Some(toolhive_digest(&published.path().join(name)).as_str()),
+            "{name}"
+        );
+    }
+    assert_exit(&skills_mcp(&cfg, &["lock", "--check"]), 0);
+
+    // beta's archive moves on the publisher: the index moves with it.
+    std::fs::write(published.path().join("beta/SKILL.md"), skill("beta", "2")).unwrap();
+    let started = std::time::Instant::now();
+    let second = loop {
+        let now = index_revision(&a.addr);
+        if now != first {
+            break now;
+        }
+        assert!(
+            started.elapsed().as_secs() < 30,
+            "the publisher never reloaded"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    let out = skills_mcp(&cfg, &["lock", "--check"]);
+    assert_exit(&out, 1);
+    let report = stdout(&out);
+    assert!(
+        report.contains(&format!(
+            "source team: moved from sha256:{first} (locked) to sha256:{second}"
+        )),
+        "{report}"
+    );
+    assert!(
+        report.contains("source team: skill beta: content"),
+        "{report}"
+    );
+    assert!(!report.contains("skill alpha"), "{report}");
+
+    // A fresh replica served locked: the index moved, so its entries are those of the current
+    // index; alpha's entry kept its digest and serves, beta's moved and is refused by name.
+    let replica = TempDir::new().unwrap();
+    let replica_cfg = config(
+        replica.path(),
+        &format!("  lock_file: {}\n{sources}", lock.display()),
+    );
+    let out = bin()
+        .arg("--config")
+        .arg(&replica_cfg)
+        .args(["serve", "--locked"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let err = crate::common::stderr(&out);
+    assert!(
+        err.contains(&format!("the remote moved to {}", &second[..12])),
+        "{err}"
+    );
+    assert!(
+        err.contains("skill beta") && err.contains("disagrees with the locked"),
+        "{err}"
+    );
+    let locked_cfg = replica.path().join("locked.yaml");
+    std::fs::write(
+        &locked_cfg,
+        std::fs::read_to_string(&replica_cfg)
+            .unwrap()
+            .replace("sources:\n", "sources:\n  locked: true\n"),
+    )
+    .unwrap();
+    let (skills, err) = listed(&locked_cfg, &[]);
+    assert_eq!(skills, ["alpha"], "{err}");
+    // The first replica still has the locked index's snapshot: served whole.
+    let first_locked = tmp.path().join("locked.yaml");
+    std::fs::write(
+        &first_locked,
+        std::fs::read_to_string(&cfg).unwrap().replace(
+            "sources:\n",
+            &format!(
+                "sources:\n  locked: true\n  lock_file: {}\n",
+                lock.display()
+            ),
+        ),
+    )
+    .unwrap();
+    let (skills, err) = listed(&first_locked, &[]);
+    assert_eq!(skills, ["alpha", "beta"], "{err}");
+    let info = crate::common::json(&skills_mcp(&first_locked, &["sources", "list", "--json"]));
+    assert_eq!(info[0]["revision"].as_str(), Some(first.as_str()));
+
+    // Rollback and unpin (the unlocked configuration, sharing the first replica's folder, which
+    // the locked listing just moved back to the first index: `lock` follows the index again).
+    assert_exit(&skills_mcp(&cfg, &["lock"]), 0);
+    let info = crate::common::json(&skills_mcp(&cfg, &["sources", "list", "--json"]));
+    assert_eq!(
+        info[0]["revision"].as_str(),
+        Some(second.as_str()),
+        "{info}"
+    );
+    let out = skills_mcp(&cfg, &["sources", "rollback", "team"]);
+    assert_exit(&out, 0);
+    let info = crate::common::json(&skills_mcp(&cfg, &["sources", "list", "--json"]));
+    assert_eq!(info[0]["revision"].as_str(), Some(first.as_str()), "{info}");
+    assert_eq!(info[0]["pinned"].as_str(), Some(first.as_str()), "{info}");
+    // A refresh (`lock` fetches) honours the pin and reports the moved index.
+    let out = skills_mcp(&cfg, &["lock"]);
+    assert_exit(&out, 0);
+    assert!(
+        crate::common::stderr(&out).contains("the remote moved to"),
+        "{out:?}"
+    );
+    assert_eq!(
+        lock_yaml(&lock)["sources"][0]["digest"].as_str(),
+        Some(&format!("sha256:{first}")[..])
+    );
+    assert_exit(&skills_mcp(&cfg, &["sources", "unpin", "team"]), 0);
+    assert_exit(&skills_mcp(&cfg, &["lock"]), 0);
+    assert_eq!(
+        lock_yaml(&lock)["sources"][0]["digest"].as_str(),
+        Some(&format!("sha256:{second}")[..])
+    );
+    assert!(!a.log().contains("panicked"), "{}", a.log());
+}

@@ -232,8 +232,8 @@ fn enforce_lock(source: &dyn Source, revision: &str, root: PathBuf) -> Result<Pa
     let Some(locked) = state.locked.filter(|l| l.revision == revision) else {
         return Ok(root);
     };
-    if let Some((rev, view)) = &state.view
-        && rev == revision
+    if let Some((from, view)) = &state.view
+        && *from == root
         && view.is_dir()
     {
         return Ok(view.clone());
@@ -268,14 +268,15 @@ fn enforce_lock(source: &dyn Source, revision: &str, root: PathBuf) -> Result<Pa
             );
         }
     }
+    let from = root.clone();
     let view = if leave_out.is_empty() {
         root
     } else {
         leave_out.sort();
         snapshots.view(revision, &root, &leave_out)?
     };
-    // Checked once per revision: a refresh that finds it again serves the same folder.
-    snapshots.update_state(|s| s.view = Some((revision.to_owned(), view.clone())));
+    // Checked once per folder served: a refresh that finds it again serves the same view.
+    snapshots.update_state(|s| s.view = Some((from, view.clone())));
     Ok(view)
 }
 

@@ -8,9 +8,9 @@
 //! revision is the hex of the SHA-256 of the index's bytes. For a new revision, every entry's
 //! `url` is resolved against the index URL (RFC 3986) and fetched; its bytes must have the
 //! entry's `digest` before anything else is done with them; a `skill-md` entry becomes
-//! `<name>/SKILL.md`, an `archive` (`.tar.gz`) is unpacked as untrusted content by the same
-//! sandboxed unpack OCI layers go through ([`super::oci::unpack`]: no `..`, no links, limits,
-//! gzip bombs stopped). Then the engine indexes the snapshot and each skill's frontmatter `name`
+//! `<name>/SKILL.md`, an `archive` (`.tar.gz` or `.zip`, told apart by its first bytes) is
+//! unpacked as untrusted content by the same sandboxed unpack OCI layers go through
+//! ([`super::oci::unpack`]: no `..`, no links, limits, gzip and zip bombs stopped). Then the engine indexes the snapshot and each skill's frontmatter `name`
 //! must be its entry's name. Only then is the snapshot installed; any failure leaves the
 //! previous one served.
 //!
@@ -31,7 +31,8 @@ use serde_json::Value;
 
 use super::oci::{registry, unpack};
 use super::snapshots::Snapshots;
-use super::{BoxFuture, Fetched, Source};
+use super::snapshots::short;
+use super::{BoxFuture, Fetched, Pinned, Source};
 
 /// The one schema read (clients stop on another).
 pub const SCHEMA: &str = "https://schemas.agentskills.io/discovery/0.2.0/schema.json";
@@ -289,6 +290,25 @@ impl Source for IndexSource {
             .map_err(|e| anyhow!("the fetch stopped: {e}"))?
         })
     }
+
+    fn fetch_pinned<'a>(
+        &'a self,
+        served: Option<&'a str>,
+        pin: &'a str,
+    ) -> BoxFuture<'a, Result<Pinned>> {
+        let inner = Arc::clone(&self.inner);
+        let served = served.map(str::to_owned);
+        let pin = pin.to_owned();
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || {
+                inner
+                    .pull_pinned(served.as_deref(), &pin)
+                    .with_context(|| inner.label.clone())
+            })
+            .await
+            .map_err(|e| anyhow!("the fetch stopped: {e}"))?
+        })
+    }
 }
 
 /// `scheme://host[:port]` of `url` (the port only when not the scheme's default).
@@ -304,7 +324,9 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 impl Inner {
-    fn pull(&self, served: Option<&str>) -> Result<Fetched> {
+    /// The index's revision now, and its bytes unless the server answered 304 to the ETag of
+    /// `served`'s snapshot (on disk): one request.
+    fn index(&self, served: Option<&str>) -> Result<(String, Option<Vec<u8>>)> {
         // A snapshot already on disk for the revision served: ask with its ETag.
         let known = self
             .etag
@@ -320,16 +342,24 @@ impl Inner {
         )?;
         if status == 304 {
             let (_, revision) = known.ok_or_else(|| anyhow!("a 304 to a request without ETag"))?;
-            return Ok(Fetched {
-                root: self.snapshots.tree(&revision),
-                revision,
-                files_changed: 0,
-            });
+            return Ok((revision, None));
         }
         let revision = hex(&bytes);
         if let Some(etag) = etag {
             *self.etag.lock().unwrap_or_else(|e| e.into_inner()) = Some((etag, revision.clone()));
         }
+        Ok((revision, Some(bytes)))
+    }
+
+    fn pull(&self, served: Option<&str>) -> Result<Fetched> {
+        let (revision, bytes) = self.index(served)?;
+        let Some(bytes) = bytes else {
+            return Ok(Fetched {
+                root: self.snapshots.tree(&revision),
+                revision,
+                files_changed: 0,
+            });
+        };
         let tree = self.snapshots.tree(&revision);
         // A snapshot is only installed once every entry was checked: the same index is reused.
         if tree.is_dir() {
@@ -358,6 +388,78 @@ impl Inner {
             revision,
             root: tree,
             files_changed: files,
+        })
+    }
+
+    /// Serves the index revision `pin` (the lock file's `digest`, or a `sources rollback`
+    /// pin), and says where the index is now (never followed):
+    /// - its snapshot, when on disk (one request for the index, to report a move);
+    /// - else the index is fetched as by [`Self::pull`]: when it still has that revision, that
+    ///   snapshot;
+    /// - else, when the lock file pins the source, the current index's snapshot is served under
+    ///   the pin (a hard-linked view, so that its folder outlives the current snapshot): an
+    ///   index entry is pinned by its digest and the lock's `contentDigest`, so the lock then
+    ///   refuses each skill whose entry moved, by name, and the others serve;
+    /// - else (a rollback pin whose snapshot is gone) an error.
+    fn pull_pinned(&self, served: Option<&str>, pin: &str) -> Result<Pinned> {
+        if !super::snapshots::is_revision(pin) || pin.len() != 64 {
+            bail!("{pin:?} is not the digest of an index");
+        }
+        let tree = self.snapshots.tree(pin);
+        if tree.is_dir() {
+            let upstream = match self.index(served) {
+                Ok((now, _)) => Some(now),
+                Err(e) => {
+                    tracing::warn!(
+                        "index: {}: could not read where it is now ({}); serving the pinned sha256:{}",
+                        self.label,
+                        crate::logsafe::Escaped(format!("{e:#}")),
+                        short(pin)
+                    );
+                    None
+                }
+            };
+            return Ok(Pinned {
+                fetched: Fetched {
+                    files_changed: if served == Some(pin) {
+                        0
+                    } else {
+                        super::oci::count_files(&tree)
+                    },
+                    revision: pin.to_owned(),
+                    root: tree,
+                },
+                upstream,
+            });
+        }
+        let now = self.pull(served)?;
+        let upstream = Some(now.revision.clone());
+        if now.revision == pin {
+            return Ok(Pinned {
+                fetched: now,
+                upstream,
+            });
+        }
+        let locked = self
+            .snapshots
+            .state()
+            .locked
+            .is_some_and(|l| l.revision == pin);
+        if !locked {
+            bail!(
+                "the index moved to sha256:{} and the snapshot of the pinned sha256:{} is no longer on disk",
+                short(&now.revision),
+                short(pin)
+            );
+        }
+        let root = self.snapshots.view(pin, &now.root, &[])?;
+        Ok(Pinned {
+            fetched: Fetched {
+                revision: pin.to_owned(),
+                root,
+                files_changed: now.files_changed,
+            },
+            upstream,
         })
     }
 
@@ -468,11 +570,13 @@ impl Inner {
                 files += 1;
                 continue;
             }
-            if bytes.starts_with(b"PK\x03\x04") {
-                bail!("the skill {shown}: a .zip archive; only .tar.gz archives are read");
+            // A `.zip` (by its first bytes, not the URL's name), else a `.tar.gz`.
+            let unpacked = if bytes.starts_with(b"PK\x03\x04") {
+                unpack::unpack_zip(&bytes, &dir)
+            } else {
+                unpack::unpack(&bytes, &dir)
             }
-            let unpacked = unpack::unpack(&bytes, &dir)
-                .with_context(|| format!("the skill {shown}: its archive"))?;
+            .with_context(|| format!("the skill {shown}: its archive"))?;
             if !unpacked.iter().any(|f| f == "SKILL.md") {
                 bail!("the skill {shown}: its archive holds no SKILL.md at its root");
             }

@@ -278,7 +278,7 @@ pub fn run(
     let remote = config.sources.remote_sources();
     if remote.is_empty() {
         return usage(
-            "no remote source is configured (sources.repo, sources.repos, sources.oci): nothing to lock"
+            "no remote source is configured (sources.repo, sources.repos, sources.oci, sources.indexes): nothing to lock"
                 .into(),
         );
     }

@@ -54,9 +54,9 @@ pub(crate) struct SourceState {
     pub(crate) last_error: Option<String>,
     /// What the lock file pins (`serve --locked`): followed before any `PIN`.
     pub(crate) locked: Option<std::sync::Arc<Locked>>,
-    /// The view served for a locked revision some of whose skills the lock refuses: (revision,
-    /// folder).
-    pub(crate) view: Option<(String, PathBuf)>,
+    /// The view served for a locked revision some of whose skills the lock refuses: (the
+    /// folder it was made from, the view).
+    pub(crate) view: Option<(PathBuf, PathBuf)>,
     /// The last upstream revision reported as not followed (reported once per revision).
     pub(crate) reported_upstream: Option<String>,
 }
@@ -164,7 +164,9 @@ impl Snapshots {
         use sha2::{Digest as _, Sha256};
         let views = self.dir.join("views");
         std::fs::create_dir_all(&views).with_context(|| format!("creating {}", views.display()))?;
-        let digest = Sha256::digest(leave_out.join("\n").as_bytes());
+        // The folder it is made from too: a locked index source serves its pin from the
+        // snapshot of whatever the index holds now (see `index::Inner::pull_pinned`).
+        let digest = Sha256::digest(format!("{}\n{}", root.display(), leave_out.join("\n")));
         let hex: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
         let dest = views.join(format!("{revision}-{hex}"));
         if dest.is_dir() {
