@@ -59,7 +59,27 @@ impl SearchIndex {
     /// The collection's known words ([`SearchIndex::known_entries`]) as the table a request's
     /// analysis reads (`None` when there are none).
     fn known_table(&self) -> Option<std::sync::Arc<crate::text::KnownWords>> {
-        let mut known = crate::text::KnownWords::default();
+        // Made at its final size: the distinct terms' number and bytes, counted first (a
+        // table grown by doubling keeps up to twice its size, and frees the old buffers at the
+        // engine's memory high-water mark).
+        let (mut terms, mut term_bytes) = (0usize, 0usize);
+        let mut seen = vec![false; self.term_ends.len()];
+        for &t in &self.known_terms {
+            if let Some(s) = seen.get_mut(t as usize)
+                && !*s
+            {
+                *s = true;
+                terms += 1;
+                term_bytes += self.term(t).len();
+            }
+        }
+        drop(seen);
+        let mut known = crate::text::KnownWords::with_capacity(
+            self.known_ends.len(),
+            self.known_text.len(),
+            terms,
+            term_bytes,
+        );
         for (word, term) in self.known_entries() {
             known.insert(word, term.map(|t| self.term(t)));
         }
