@@ -12,7 +12,8 @@
 //! and one index cache (both written by a warm-up run first), as a user's sessions do.
 //!
 //! - **serve**: `skills-mcp --root C serve` over stdio: `initialize`, `tools/list`, one
-//!   `search_skills` and one `get_skill`; then `VmHWM` (peak RSS) of `/proc/<pid>/status`.
+//!   `search_skills` and one `get_skill`; then `VmHWM` (peak RSS) of `/proc/<pid>/status`, and
+//!   the resident size of the engine's linear memory (the largest anonymous mapping).
 //! - **cli**: `skills-mcp --root C search --batch` with the queries on stdin; its peak RSS is
 //!   the `ru_maxrss` of `wait4`.
 //! - **storm**: the server as in *serve*, then 50 `refresh_skills` calls written at once; `VmRSS`
@@ -173,13 +174,15 @@ fn builds(addr: &str) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
-/// Peak RSS (kB) of the stdio server restarting from the caches, after a session.
-fn serve(o: &Opts, scratch: &mut Scratch, query: &str) -> u64 {
+/// Peak RSS (kB) of the stdio server restarting from the caches, after a session, and its
+/// engine's linear memory then ([`Server::guest_kb`]: the high-water mark of the engine's heap).
+fn serve(o: &Opts, scratch: &mut Scratch, query: &str) -> (u64, u64) {
     let mut s = spawn(o, scratch, &[]);
     session(&mut s, query);
     let (_, hwm) = s.status_kb();
+    let guest = s.guest_kb().unwrap_or(0);
     s.stop();
-    hwm
+    (hwm, guest)
 }
 
 /// Peak RSS (kB) of `search --batch` over `queries`: `ru_maxrss` of the child.
@@ -268,12 +271,15 @@ fn main() {
     serve(&o, &mut scratch, &query);
     println!("| process | peak RSS (VmHWM) |\n|---|---:|");
     if wanted("serve") {
-        let runs = (0..o.reps)
-            .map(|_| serve(&o, &mut scratch, &query))
-            .collect();
+        let (runs, guest): (Vec<u64>, Vec<u64>) =
+            (0..o.reps).map(|_| serve(&o, &mut scratch, &query)).unzip();
         println!(
             "| stdio server, restarting from the index cache | {} |",
             mb(median(runs))
+        );
+        println!(
+            "| of which the engine's linear memory (resident) | {} |",
+            mb(median(guest))
         );
     }
     if wanted("cli") {
