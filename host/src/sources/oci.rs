@@ -11,6 +11,7 @@
 
 pub mod archive;
 pub mod cosign;
+pub mod encrypted_key;
 pub mod push;
 pub mod reference;
 pub mod registry;

@@ -15,6 +15,7 @@ use clap::Args;
 use serde_json::{Value, json};
 
 use super::cosign::{SIGNATURE_ANNOTATION, SIMPLESIGNING, pem_block, signature_tag};
+use super::encrypted_key;
 use super::reference::Reference;
 use super::registry::{INDEX, MANIFEST, Registry, digest_of};
 use super::{ARTIFACT_TYPE, NAME_LABEL};
@@ -29,7 +30,8 @@ pub struct PushArgs {
     #[arg(value_name = "REF")]
     pub reference: String,
     /// Sign with this ECDSA P-256 private key (PEM, PKCS#8, as `openssl genpkey -algorithm EC
-    /// -pkeyopt ec_paramgen_curve:P-256` writes it).
+    /// -pkeyopt ec_paramgen_curve:P-256` writes it, or cosign's encrypted key, whose passphrase
+    /// is read from COSIGN_PASSWORD).
     #[arg(long, value_name = "FILE")]
     pub key: Option<PathBuf>,
     /// The variable holding a registry token (`user:secret` or a bare token; default:
@@ -231,18 +233,41 @@ fn gunzip(bytes: &[u8]) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// The ECDSA P-256 private key in the PEM file `path` (PKCS#8 `PRIVATE KEY`).
+/// The ECDSA P-256 private key in the PEM file `path`: PKCS#8 `PRIVATE KEY`, or cosign's
+/// encrypted key (`ENCRYPTED SIGSTORE PRIVATE KEY`, `ENCRYPTED COSIGN PRIVATE KEY`), opened with
+/// the passphrase in `COSIGN_PASSWORD` (the operator's environment, as cosign reads it).
 pub fn signing_key(path: &Path) -> Result<ring::signature::EcdsaKeyPair> {
+    let passphrase = std::env::var_os(encrypted_key::PASSWORD_VARIABLE);
+    signing_key_with(path, passphrase.as_ref().map(|p| p.as_encoded_bytes()))
+}
+
+/// [`signing_key`] with the passphrase given (`None`: no passphrase was set).
+pub fn signing_key_with(
+    path: &Path,
+    passphrase: Option<&[u8]>,
+) -> Result<ring::signature::EcdsaKeyPair> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading the key {}", path.display()))?;
-    if text.contains("ENCRYPTED") {
+    let der = if let Some(label) = encrypted_key::label_in(&text) {
+        let Some(passphrase) = passphrase else {
+            bail!(
+                "the key {} is encrypted (cosign's format): set {} to its passphrase",
+                path.display(),
+                encrypted_key::PASSWORD_VARIABLE
+            );
+        };
+        let body =
+            pem_block(&text, label).with_context(|| format!("the key {}", path.display()))?;
+        encrypted_key::decrypt(&body, passphrase)
+            .with_context(|| format!("the encrypted key {}", path.display()))?
+    } else if text.contains("ENCRYPTED") {
         bail!(
-            "{}: encrypted keys are not read; give an unencrypted PKCS#8 PEM key (openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256)",
+            "{}: this encrypted key format is not read; give cosign's encrypted key or an unencrypted PKCS#8 PEM key (openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256)",
             path.display()
         );
-    }
-    let der =
-        pem_block(&text, "PRIVATE KEY").with_context(|| format!("the key {}", path.display()))?;
+    } else {
+        pem_block(&text, "PRIVATE KEY").with_context(|| format!("the key {}", path.display()))?
+    };
     ring::signature::EcdsaKeyPair::from_pkcs8(
         &ring::signature::ECDSA_P256_SHA256_ASN1_SIGNING,
         &der,
