@@ -261,9 +261,9 @@ struct Query {
 pub struct SearchIndex {
     params: Params,
     n_docs: usize,
-    /// The vocabulary, sorted, concatenated: term `t` ends at `term_ends[t]`.
-    terms: String,
-    term_ends: Vec<u32>,
+    /// The vocabulary, sorted, concatenated (term `t` ends at `vocab.ends[t]`); shared with
+    /// [`SearchIndex::known`].
+    vocab: std::sync::Arc<crate::text::Vocab>,
     /// Typo candidates (terms of at least 2 documents) by byte length.
     typo_by_len: Vec<Vec<u32>>,
     /// Their character signatures ([`char_signature`]), derived (not in snapshots).
@@ -296,18 +296,16 @@ pub struct SearchIndex {
     /// order (for pairs): document `d`'s are `seq[seq_ends[d - 1]..seq_ends[d]]`.
     seq: Vec<u32>,
     seq_ends: Vec<u32>,
-    /// The collection's lowercase words, concatenated (word `i` ends at `known_ends[i]`), and
-    /// the number of each one's term ([`KNOWN_DROPPED`]: dropped), for [`SearchIndex::known`].
-    known_text: Vec<u8>,
-    known_ends: Vec<u32>,
-    known_terms: Vec<u32>,
-    /// Those words and their terms' text, derived (not in snapshots): a request's words found
-    /// there are not stemmed again ([`crate::text::KnownWords`]).
+    /// The collection's lowercase words and the number of each one's term
+    /// ([`KNOWN_DROPPED`]: dropped); shared with [`SearchIndex::known`].
+    words: std::sync::Arc<crate::text::WordList>,
+    /// A table of those words, over `words` and `vocab`, derived (not in snapshots): a
+    /// request's words found there are not stemmed again ([`crate::text::KnownWords`]).
     known: Option<std::sync::Arc<crate::text::KnownWords>>,
 }
 
-/// [`SearchIndex::known_terms`] of a word the analysis drops (a stop word, a number).
-const KNOWN_DROPPED: u32 = u32::MAX;
+/// [`crate::text::WordList::terms`] of a word the analysis drops (a stop word, a number).
+const KNOWN_DROPPED: u32 = crate::text::DROPPED;
 
 /// Separates the name's terms from the description's in [`SearchIndex::seq`].
 const SEQ_BREAK: u32 = u32::MAX;

@@ -18,12 +18,14 @@ use std::hash::Hasher;
 use std::sync::OnceLock;
 
 mod analyzer;
+mod known;
 mod split;
 mod stop_words;
 #[cfg(test)]
 mod tests;
 
 pub use analyzer::*;
+pub use known::*;
 pub use split::*;
 pub use stop_words::*;
 

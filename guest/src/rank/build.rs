@@ -225,17 +225,27 @@ impl Builder {
         tf_offsets.push(tf_at);
         // The words analysed and their terms (those of a term no document kept are left out:
         // a request stems them again).
-        let (mut known_text, mut known_ends, mut known_terms) =
-            (Vec::new(), Vec::new(), Vec::new());
+        // (counted first, so that the lists are made at their final size)
+        let known_term = |old: Option<u32>| match old.map(|t| remap[t as usize]) {
+            None => Some(KNOWN_DROPPED),
+            Some(u32::MAX) => None,
+            Some(new) => Some(new),
+        };
+        let (n_words, word_bytes) = analyzer
+            .words()
+            .filter(|&(_, old)| known_term(old).is_some())
+            .fold((0, 0), |(n, b), (w, _)| (n + 1, b + w.len()));
+        let mut words = crate::text::WordList {
+            text: Vec::with_capacity(word_bytes),
+            ends: Vec::with_capacity(n_words),
+            terms: Vec::with_capacity(n_words),
+        };
         for (word, old) in analyzer.words() {
-            let term = match old.map(|t| remap[t as usize]) {
-                None => KNOWN_DROPPED,
-                Some(u32::MAX) => continue,
-                Some(new) => new,
-            };
-            known_text.extend_from_slice(word.as_bytes());
-            known_ends.push(known_text.len() as u32);
-            known_terms.push(term);
+            if let Some(term) = known_term(old) {
+                words.text.extend_from_slice(word.as_bytes());
+                words.ends.push(words.text.len() as u32);
+                words.terms.push(term);
+            }
         }
         drop((analyzer, order));
         let mut cursors = counts;
@@ -309,8 +319,10 @@ impl Builder {
         SearchIndex {
             params,
             n_docs,
-            terms,
-            term_ends,
+            vocab: std::sync::Arc::new(crate::text::Vocab {
+                text: terms,
+                ends: term_ends,
+            }),
             typo_by_len,
             typo_sig: Vec::new(),
             prefix2: Vec::new(),
@@ -328,9 +340,7 @@ impl Builder {
             paths,
             seq,
             seq_ends,
-            known_text,
-            known_ends,
-            known_terms,
+            words: std::sync::Arc::new(words),
             known: None,
         }
         .with_derived()
@@ -387,7 +397,7 @@ impl SearchIndex {
                 .remember_word(word, term.map(|t| self.term(t)));
         }
         let mut per_doc: Vec<Vec<(u32, [u16; NUM_FIELDS])>> = vec![Vec::new(); self.n_docs];
-        for t in 0..self.term_ends.len() {
+        for t in 0..self.vocab.ends.len() {
             let id = builder.analyzer.intern_term(self.term(t as u32));
             let mut pos = self.tf_offsets[t] as usize;
             for i in self.range(t as u32) {

@@ -164,7 +164,7 @@ impl SearchIndex {
             .iter()
             .map(|tf| saturate(&self.params, &draft_norm, tf))
             .collect();
-        let mut next = self.term_ends.len() as u32;
+        let mut next = self.vocab.ends.len() as u32;
         let ids: Vec<u32> = draft
             .terms
             .iter()
@@ -226,7 +226,7 @@ impl WithDraft<'_> {
 
     /// Whether collection term `t` is an index term.
     fn indexed(&self, t: u32) -> bool {
-        (t as usize) < self.index.term_ends.len()
+        (t as usize) < self.index.vocab.ends.len()
     }
 
     /// The draft's document number among the hits of [`WithDraft::search`] (one past the
@@ -292,7 +292,7 @@ impl Statistics for WithDraft<'_> {
     }
 
     fn term_bound(&self) -> usize {
-        self.index.term_ends.len() + self.draft.terms.len()
+        self.index.vocab.ends.len() + self.draft.terms.len()
     }
 
     fn term(&self, t: u32) -> &str {

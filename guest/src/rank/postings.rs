@@ -312,7 +312,7 @@ impl SearchIndex {
     /// the number of dense rows, from the offsets.
     pub(super) fn sparse_and_rows(&self) -> (usize, usize) {
         let (mut sparse, mut rows) = (0, 0);
-        for t in 0..self.term_ends.len() as u32 {
+        for t in 0..self.vocab.ends.len() as u32 {
             let df = self.range(t).len();
             if is_dense(df, self.n_docs) {
                 rows += 1;
@@ -328,7 +328,7 @@ impl SearchIndex {
     /// start, and the rows' sets.
     pub(super) fn derive_dense(&mut self) {
         let n = self.n_docs;
-        let n_terms = self.term_ends.len() as u32;
+        let n_terms = self.vocab.ends.len() as u32;
         let (_, rows) = self.sparse_and_rows();
         // (whole windows of bits: a window's words are read without a check)
         let words = n.div_ceil(topk::WINDOW) * topk::BITS;

@@ -79,13 +79,7 @@ pub(super) fn one_edit<T: PartialEq>(a: &[T], b: &[T]) -> bool {
 impl SearchIndex {
     /// Text of term `t`.
     pub(super) fn term(&self, t: u32) -> &str {
-        let i = t as usize;
-        let start = if i == 0 {
-            0
-        } else {
-            self.term_ends[i - 1] as usize
-        };
-        &self.terms[start..self.term_ends[i] as usize]
+        self.vocab.get(t)
     }
 
     /// Number of term `text`, if indexed.
@@ -93,7 +87,7 @@ impl SearchIndex {
         if !self.term_table.is_empty() {
             return self.find_term(text);
         }
-        let n = self.term_ends.len() as u32;
+        let n = self.vocab.ends.len() as u32;
         let mut lo = 0u32;
         let mut hi = n;
         while lo < hi {
@@ -110,7 +104,7 @@ impl SearchIndex {
     /// The first term not less than `text`.
     pub(super) fn term_lower_bound(&self, text: &str) -> u32 {
         let mut lo = 0u32;
-        let mut hi = self.term_ends.len() as u32;
+        let mut hi = self.vocab.ends.len() as u32;
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if crate::bytes::cmp_str(self.term(mid), text) == Ordering::Less {
@@ -155,7 +149,7 @@ impl SearchIndex {
 
     /// Number of distinct terms indexed.
     pub fn vocabulary_len(&self) -> usize {
-        self.term_ends.len()
+        self.vocab.ends.len()
     }
 }
 

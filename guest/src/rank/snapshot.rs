@@ -71,6 +71,9 @@ fn part_count(lens: &[usize; ARRAYS], sizes: &[usize; ARRAYS]) -> u32 {
 #[derive(Debug, Default)]
 pub struct PartsReader {
     index: SearchIndex,
+    /// The index's vocabulary and known words as they are read (shared once complete).
+    vocab: crate::text::Vocab,
+    words: crate::text::WordList,
     /// From part 0: each array's length and element size, and the number of parts.
     layout: Option<([usize; ARRAYS], [usize; ARRAYS], u32)>,
     next: u32,
@@ -85,7 +88,7 @@ impl PartsReader {
                 self.next
             ));
         }
-        let ix = &mut self.index;
+        let (ix, vocab, words) = (&mut self.index, &mut self.vocab, &mut self.words);
         match (k, &self.layout) {
             (0, _) => {
                 #[allow(clippy::type_complexity)]
@@ -110,8 +113,8 @@ impl PartsReader {
                 ix.n_docs = usize::try_from(n_docs).map_err(|e| e.to_string())?;
                 ix.avg = avg;
                 ix.typo_by_len = typo;
-                ix.terms = terms;
-                ix.term_ends = Vec::with_capacity(lens[0]);
+                vocab.text = terms;
+                vocab.ends = Vec::with_capacity(lens[0]);
                 ix.offsets = Vec::with_capacity(lens[1]);
                 ix.docs = if wide {
                     DocIds::Wide(Vec::with_capacity(lens[2]))
@@ -126,9 +129,9 @@ impl PartsReader {
                 ix.seq = Vec::with_capacity(lens[8]);
                 ix.seq_ends = Vec::with_capacity(lens[9]);
                 ix.dense.values = Vec::with_capacity(lens[10]);
-                ix.known_text = Vec::with_capacity(lens[11]);
-                ix.known_ends = Vec::with_capacity(lens[12]);
-                ix.known_terms = Vec::with_capacity(lens[13]);
+                words.text = Vec::with_capacity(lens[11]);
+                words.ends = Vec::with_capacity(lens[12]);
+                words.terms = Vec::with_capacity(lens[13]);
                 self.layout = Some((lens, sizes, part_count(&lens, &sizes)));
             }
             (_, None) => return Err("search index part 0 must come first".into()),
@@ -144,7 +147,7 @@ impl PartsReader {
                     ));
                 }
                 match a {
-                    0 => extend_raw(&mut ix.term_ends, bytes),
+                    0 => extend_raw(&mut vocab.ends, bytes),
                     1 => extend_raw(&mut ix.offsets, bytes),
                     2 => match &mut ix.docs {
                         DocIds::Narrow(v) => extend_raw(v, bytes),
@@ -158,9 +161,9 @@ impl PartsReader {
                     8 => extend_raw(&mut ix.seq, bytes),
                     9 => extend_raw(&mut ix.seq_ends, bytes),
                     10 => extend_raw(&mut ix.dense.values, bytes),
-                    11 => extend_raw(&mut ix.known_text, bytes),
-                    12 => extend_raw(&mut ix.known_ends, bytes),
-                    _ => extend_raw(&mut ix.known_terms, bytes),
+                    11 => extend_raw(&mut words.text, bytes),
+                    12 => extend_raw(&mut words.ends, bytes),
+                    _ => extend_raw(&mut words.terms, bytes),
                 }
             }
         }
@@ -180,7 +183,11 @@ impl PartsReader {
 
     /// The index read (check it with [`SearchIndex::check`]).
     pub fn finish(self) -> SearchIndex {
-        self.index
+        SearchIndex {
+            vocab: std::sync::Arc::new(self.vocab),
+            words: std::sync::Arc::new(self.words),
+            ..self.index
+        }
     }
 }
 
@@ -192,7 +199,7 @@ impl SearchIndex {
             DocIds::Wide(v) => v.len(),
         };
         [
-            self.term_ends.len(),
+            self.vocab.ends.len(),
             self.offsets.len(),
             docs,
             self.sat.len(),
@@ -203,9 +210,9 @@ impl SearchIndex {
             self.seq.len(),
             self.seq_ends.len(),
             self.dense.values.len(),
-            self.known_text.len(),
-            self.known_ends.len(),
-            self.known_terms.len(),
+            self.words.text.len(),
+            self.words.ends.len(),
+            self.words.terms.len(),
         ]
     }
 
@@ -228,7 +235,7 @@ impl SearchIndex {
                 self.n_docs as u64,
                 self.avg,
                 &self.typo_by_len,
-                &self.terms,
+                &self.vocab.text,
                 self.wide(),
                 lens.map(|l| l as u64),
             )),
@@ -238,7 +245,7 @@ impl SearchIndex {
                     return Vec::new();
                 };
                 match a {
-                    0 => put_raw(&self.term_ends[r]),
+                    0 => put_raw(&self.vocab.ends[r]),
                     1 => put_raw(&self.offsets[r]),
                     2 => match &self.docs {
                         DocIds::Narrow(v) => put_raw(&v[r]),
@@ -252,9 +259,9 @@ impl SearchIndex {
                     8 => put_raw(&self.seq[r]),
                     9 => put_raw(&self.seq_ends[r]),
                     10 => put_raw(&self.dense.values[r]),
-                    11 => put_raw(&self.known_text[r]),
-                    12 => put_raw(&self.known_ends[r]),
-                    _ => put_raw(&self.known_terms[r]),
+                    11 => put_raw(&self.words.text[r]),
+                    12 => put_raw(&self.words.ends[r]),
+                    _ => put_raw(&self.words.terms[r]),
                 }
             }
         }
@@ -268,7 +275,8 @@ impl SearchIndex {
             DocIds::Narrow(v) => v.len(),
             DocIds::Wide(v) => v.len(),
         };
-        let n_terms = self.term_ends.len();
+        let (vocab, words) = (&self.vocab, &self.words);
+        let n_terms = vocab.ends.len();
         let ascending = |v: &[u32], end: usize| {
             v.windows(2).all(|w| w[0] <= w[1]) && v.last().is_none_or(|&l| l as usize <= end)
         };
@@ -279,11 +287,11 @@ impl SearchIndex {
         if self.seq_ends.len() != n || !ascending(&self.seq_ends, self.seq.len()) {
             return fail("term sequences out of range");
         }
-        if !ascending(&self.term_ends, self.terms.len())
-            || !self
-                .term_ends
+        if !ascending(&vocab.ends, vocab.text.len())
+            || !vocab
+                .ends
                 .iter()
-                .all(|&e| self.terms.is_char_boundary(e as usize))
+                .all(|&e| vocab.text.is_char_boundary(e as usize))
         {
             return fail("vocabulary out of range");
         }
@@ -317,15 +325,16 @@ impl SearchIndex {
             .iter()
             .flatten()
             .all(|&t| (t as usize) < n_terms);
-        let known_ok = self.known_terms.len() == self.known_ends.len()
-            && ascending(&self.known_ends, self.known_text.len())
-            && std::str::from_utf8(&self.known_text).is_ok_and(|text| {
-                self.known_ends
+        let known_ok = words.terms.len() == words.ends.len()
+            && ascending(&words.ends, words.text.len())
+            && std::str::from_utf8(&words.text).is_ok_and(|text| {
+                words
+                    .ends
                     .iter()
                     .all(|&e| text.is_char_boundary(e as usize))
             })
-            && self
-                .known_terms
+            && words
+                .terms
                 .iter()
                 .all(|&t| t == KNOWN_DROPPED || (t as usize) < n_terms);
         if !known_ok {

@@ -120,7 +120,7 @@ impl Statistics for SearchIndex {
 
     #[inline]
     fn term_bound(&self) -> usize {
-        self.term_ends.len()
+        self.vocab.ends.len()
     }
 
     #[inline]
@@ -150,7 +150,7 @@ impl Statistics for SearchIndex {
 
     fn each_extension(&self, text: &str, mut f: impl FnMut(u32)) {
         let start = self.term_lower_bound(text);
-        for id in start..self.term_ends.len() as u32 {
+        for id in start..self.vocab.ends.len() as u32 {
             let term = SearchIndex::term(self, id);
             if !term.starts_with(text) {
                 break;

@@ -604,9 +604,17 @@ fn known_words_give_the_terms_stemming_gives() {
         assert_eq!(terms(request, Some(table)), stemmed, "{request}");
     }
     // (the table is what is read: a table of other terms gives those)
-    let mut other = crate::text::KnownWords::default();
-    other.insert("migrations", Some("zzz"));
-    other.insert("safe", None);
+    let other = crate::text::KnownWords::new(
+        std::sync::Arc::new(crate::text::Vocab {
+            text: "zzz".into(),
+            ends: vec![3],
+        }),
+        std::sync::Arc::new(crate::text::WordList {
+            text: b"migrationssafe".to_vec(),
+            ends: vec![10, 14],
+            terms: vec![0, crate::text::DROPPED],
+        }),
+    );
     let other = std::sync::Arc::new(other);
     let got = terms("safe Migrations tables", Some(&other));
     let got: Vec<&str> = got.iter().map(|t| t.0.as_str()).collect();

@@ -56,60 +56,23 @@ impl SearchIndex {
         self.known = self.known_table();
     }
 
-    /// The collection's known words ([`SearchIndex::known_entries`]) as the table a request's
-    /// analysis reads (`None` when there are none).
+    /// The collection's known words as the table a request's analysis reads (`None` when
+    /// there are none): a hash of word numbers over the index's own word list and
+    /// vocabulary, which it shares (no copy of either's text).
     fn known_table(&self) -> Option<std::sync::Arc<crate::text::KnownWords>> {
-        // Made at its final size: the distinct terms' number and bytes, counted first (a
-        // table grown by doubling keeps up to twice its size, and frees the old buffers at the
-        // engine's memory high-water mark).
-        let (mut terms, mut term_bytes) = (0usize, 0usize);
-        let mut seen = vec![false; self.term_ends.len()];
-        for &t in &self.known_terms {
-            if let Some(s) = seen.get_mut(t as usize)
-                && !*s
-            {
-                *s = true;
-                terms += 1;
-                term_bytes += self.term(t).len();
-            }
-        }
-        drop(seen);
-        let mut known = crate::text::KnownWords::with_capacity(
-            self.known_ends.len(),
-            self.known_text.len(),
-            terms,
-            term_bytes,
-        );
-        for (word, term) in self.known_entries() {
-            known.insert(word, term.map(|t| self.term(t)));
-        }
+        let known = crate::text::KnownWords::new(self.vocab.clone(), self.words.clone());
         (!known.is_empty()).then(|| std::sync::Arc::new(known))
     }
 
     /// The collection's lowercase words and the number of each one's term (`None`: the
     /// analysis drops the word), as the build found them.
     pub(super) fn known_entries(&self) -> impl Iterator<Item = (&str, Option<u32>)> {
-        let text = &self.known_text;
-        self.known_ends
-            .iter()
-            .zip(&self.known_terms)
-            .enumerate()
-            .map(move |(i, (&end, &term))| {
-                let start = if i == 0 {
-                    0
-                } else {
-                    self.known_ends[i - 1] as usize
-                };
-                // (checked when restored: ends ascending, on character boundaries, terms in
-                // range)
-                let word = std::str::from_utf8(&text[start..end as usize]).unwrap_or_default();
-                (word, (term != KNOWN_DROPPED).then_some(term))
-            })
+        self.words.entries()
     }
 
     /// [`SearchIndex::term_table`]: every term's number, by the hash of its bytes.
     fn term_table_of(&self) -> hashbrown::HashTable<u32> {
-        let n = self.term_ends.len() as u32;
+        let n = self.vocab.ends.len() as u32;
         let mut table = hashbrown::HashTable::with_capacity(n as usize);
         for t in 0..n {
             table.insert_unique(term_hash(self.term(t)), t, |&u| term_hash(self.term(u)));
@@ -130,7 +93,7 @@ impl SearchIndex {
     /// [`SearchIndex::prefix2`]: entry `j` is the first term whose [`key2`] is at least `j`
     /// (`256 * 257 + 1` entries, 257 KiB).
     pub(super) fn prefix2_table(&self) -> Vec<u32> {
-        let n = self.term_ends.len() as u32;
+        let n = self.vocab.ends.len() as u32;
         let mut table = Vec::with_capacity(256 * ROW + 1);
         for t in 0..n {
             let key = key2(self.term(t).as_bytes());
@@ -165,16 +128,16 @@ impl SearchIndex {
         Some(if a < b { a..b } else { a..a })
     }
 
-    /// Byte range of term `i` in `terms`.
+    /// Byte range of term `i` in `vocab.text`.
     #[inline(always)]
     fn span(&self, i: u32) -> (usize, usize) {
         let i = i as usize;
         let start = if i == 0 {
             0
         } else {
-            self.term_ends[i - 1] as usize
+            self.vocab.ends[i - 1] as usize
         };
-        (start, self.term_ends[i] as usize)
+        (start, self.vocab.ends[i] as usize)
     }
 
     /// Byte length of term `i`.
@@ -189,7 +152,7 @@ impl SearchIndex {
     fn key_at(&self, i: u32, k: usize) -> i32 {
         let (s, e) = self.span(i);
         if s + k < e {
-            i32::from(self.terms.as_bytes()[s + k])
+            i32::from(self.vocab.text.as_bytes()[s + k])
         } else {
             -1
         }
@@ -265,13 +228,13 @@ impl SearchIndex {
         // (and how many of its bytes some term starts with: no longer prefix is a term)
         let (extensions, reach) = match exact {
             Some(id) => {
-                let end = self.run_end(id, self.term_ends.len() as u32, |t| {
+                let end = self.run_end(id, self.vocab.ends.len() as u32, |t| {
                     crate::bytes::starts_with(self.term(t), text)
                 });
                 (id + 1..end, text.len())
             }
             None => {
-                let mut r = 0..self.term_ends.len() as u32;
+                let mut r = 0..self.vocab.ends.len() as u32;
                 let mut reach = text.len();
                 for (k, &c) in text.as_bytes().iter().enumerate() {
                     r = self.narrow(r, k, c);
@@ -325,11 +288,11 @@ impl SearchIndex {
             lens,
             out: Vec::new(),
         };
-        if self.term_ends.is_empty() {
+        if self.vocab.ends.is_empty() {
             return Some(Vec::new());
         }
         walk.node(
-            0..self.term_ends.len() as u32,
+            0..self.vocab.ends.len() as u32,
             0,
             State {
                 exact: true,
@@ -500,7 +463,7 @@ impl Walk<'_> {
             return;
         }
         // every child character
-        let bytes = ix.terms.as_bytes();
+        let bytes = ix.vocab.text.as_bytes();
         let mut a = r.start;
         if ix.term_len(a) == k {
             a += 1;
@@ -508,7 +471,12 @@ impl Walk<'_> {
         while a < r.end {
             let (start, _) = ix.span(a);
             // (`k` bytes down the trie: a character boundary of every term of the node)
-            let Some(x) = ix.terms.get(start + k..).and_then(|t| t.chars().next()) else {
+            let Some(x) = ix
+                .vocab
+                .text
+                .get(start + k..)
+                .and_then(|t| t.chars().next())
+            else {
                 break;
             };
             let w = x.len_utf8();

@@ -121,15 +121,6 @@ impl Interner {
         self.table.clear();
     }
 
-    /// An empty interner with room for `strings` strings of `bytes` bytes in all.
-    pub fn with_capacity(strings: usize, bytes: usize) -> Self {
-        Self {
-            text: String::with_capacity(bytes),
-            ends: Vec::with_capacity(strings),
-            table: HashTable::with_capacity(strings),
-        }
-    }
-
     /// The number of `s`, if interned.
     pub fn find(&self, s: &str) -> Option<u32> {
         self.table
@@ -299,24 +290,6 @@ impl WordCache {
         }
     }
 
-    /// An empty cache with room for `words` words of `bytes` bytes in all: recording them
-    /// grows neither the slots nor the text (no buffer twice too large, no old one freed).
-    pub(super) fn with_capacity(words: usize, bytes: usize) -> Self {
-        if words == 0 {
-            return Self::default();
-        }
-        // (as `insert` keeps it: at most 3/4 full)
-        let mut n = 64usize;
-        while words.saturating_mul(4) > n.saturating_mul(3) {
-            n *= 2;
-        }
-        Self {
-            text: Vec::with_capacity(bytes),
-            slots: vec![FREE; n],
-            len: 0,
-        }
-    }
-
     /// Record `word` (lowercase, not seen yet, hash `hash`) and its term.
     pub(super) fn insert(&mut self, hash: u64, word: &[u8], term: u32) {
         if (self.len + 1) * 4 > self.slots.len() * 3 {
@@ -370,58 +343,6 @@ impl WordCache {
                 self.place(s, hash);
             }
         }
-    }
-}
-
-/// Words whose terms are known ahead: a collection's lowercase words, each with its term's
-/// text (or dropped), as the collection's analysis found them. An analyser given these
-/// ([`Analyzer::set_known`]) takes a word's term from here instead of stemming it again: the
-/// same text, since it is what the same rules gave for the same word. A request's words are
-/// mostly the collection's, so its analysis then stems only the others.
-#[derive(Debug, Default, Clone)]
-pub struct KnownWords {
-    /// Word -> number of its term's text in `terms` (`NONE`: dropped).
-    words: WordCache,
-    terms: Interner,
-}
-
-impl KnownWords {
-    /// An empty table with room for `words` words of `word_bytes` bytes in all, and `terms`
-    /// distinct terms' texts of `term_bytes` bytes in all (a table of known size is made
-    /// without growing).
-    pub fn with_capacity(words: usize, word_bytes: usize, terms: usize, term_bytes: usize) -> Self {
-        Self {
-            words: WordCache::with_capacity(words, word_bytes),
-            terms: Interner::with_capacity(terms, term_bytes),
-        }
-    }
-
-    /// Record `word` (lowercase) and the text of its term (`None`: dropped); a word already
-    /// recorded keeps its first term.
-    pub fn insert(&mut self, word: &str, term: Option<&str>) {
-        let hash = word_hash(word.as_bytes());
-        if self.words.find::<false>(hash, word.as_bytes()).is_some() {
-            return;
-        }
-        let term = term.map_or(NONE, |t| self.terms.intern(t).0);
-        self.words.insert(hash, word.as_bytes(), term);
-    }
-
-    /// Number of words.
-    pub fn len(&self) -> usize {
-        self.words.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.words.len == 0
-    }
-
-    /// The term of `word` (hash `hash`, [`word_hash`]): `Some(None)` when it is dropped,
-    /// `None` when the word is not known.
-    #[inline]
-    fn term(&self, hash: u64, word: &str) -> Option<Option<&str>> {
-        let t = self.words.find::<false>(hash, word.as_bytes())?;
-        Some((t != NONE).then(|| self.terms.get(t)))
     }
 }
 
