@@ -1,23 +1,34 @@
-//! Live reload: watch the local roots (notify), wait for a quiet moment (debounce), rebuild the
-//! index off the async threads (requests meanwhile see the previous snapshot), then tell clients
+//! Live reload: watch the local roots, wait for a quiet moment (debounce), rebuild the index
+//! off the async threads (requests meanwhile see the previous snapshot), then tell clients
 //! (list-changed notifications for resources, prompts and tools).
+//!
+//! The watcher is inotify read by a task on Linux (`reload/inotify.rs`: a watch per folder,
+//! kept as its parent and name), `notify` elsewhere.
 
 use std::{path::PathBuf, time::Duration};
 
-use anyhow::{Context, Result};
-use notify::{EventKind, RecursiveMode, Watcher};
+use anyhow::Result;
 use tokio::sync::mpsc;
 
 use super::SkillsServer;
 
+#[cfg(target_os = "linux")]
+mod inotify;
+
 /// Keeps the watcher alive; dropping it stops live reload.
 pub struct WatchGuard {
+    #[cfg(not(target_os = "linux"))]
     _watcher: notify::RecommendedWatcher,
+    /// Reads the watcher's events (Linux).
+    #[cfg(target_os = "linux")]
+    events: tokio::task::JoinHandle<()>,
     task: tokio::task::JoinHandle<()>,
 }
 
 impl Drop for WatchGuard {
     fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        self.events.abort();
         self.task.abort();
     }
 }
@@ -32,13 +43,43 @@ fn relevant(path: &std::path::Path) -> bool {
 /// The roots' watches, placed: changes are queued from then on, until [`Watching::reload`]
 /// acts on them (so a change made while the index is being built is not lost).
 pub struct Watching {
+    /// The watches; their events wait in the kernel's queue until `reload` reads them.
+    #[cfg(target_os = "linux")]
+    watcher: inotify::Tree,
+    #[cfg(target_os = "linux")]
+    tx: mpsc::UnboundedSender<()>,
+    #[cfg(not(target_os = "linux"))]
     watcher: notify::RecommendedWatcher,
     changes: mpsc::UnboundedReceiver<()>,
 }
 
-/// Watch `roots` recursively (an inotify watch a folder: a walk of every folder). Blocking.
+/// Watch `roots` recursively (a watch a folder: a walk of every folder). Blocking.
 pub fn start_watching(roots: Vec<PathBuf>) -> Result<Watching> {
     let (tx, changes) = mpsc::unbounded_channel::<()>();
+    #[cfg(target_os = "linux")]
+    let watching = Watching {
+        watcher: inotify::Tree::watch(&roots)?,
+        tx,
+        changes,
+    };
+    #[cfg(not(target_os = "linux"))]
+    let watching = Watching {
+        watcher: notify_watcher(&roots, tx)?,
+        changes,
+    };
+    // The walk's buffers, freed on this thread, go back now (not at its next allocation).
+    crate::allocator::release_freed();
+    Ok(watching)
+}
+
+/// `notify`'s watcher of `roots`, sending `()` on `tx` for each relevant event.
+#[cfg(not(target_os = "linux"))]
+fn notify_watcher(
+    roots: &[PathBuf],
+    tx: mpsc::UnboundedSender<()>,
+) -> Result<notify::RecommendedWatcher> {
+    use anyhow::Context as _;
+    use notify::{EventKind, RecursiveMode, Watcher};
     let handler = move |event: notify::Result<notify::Event>| match event {
         Ok(event) => {
             if matches!(event.kind, EventKind::Access(_)) {
@@ -54,14 +95,12 @@ pub fn start_watching(roots: Vec<PathBuf>) -> Result<Watching> {
     let config = notify::Config::default().with_follow_symlinks(false);
     let mut watcher =
         notify::RecommendedWatcher::new(handler, config).context("starting the file watcher")?;
-    for root in &roots {
+    for root in roots {
         watcher
             .watch(root, RecursiveMode::Recursive)
             .with_context(|| format!("watching {}", root.display()))?;
     }
-    // The walk's buffers, freed on this thread, go back now (not at its next allocation).
-    crate::allocator::release_freed();
-    Ok(Watching { watcher, changes })
+    Ok(watcher)
 }
 
 impl Watching {
@@ -69,6 +108,15 @@ impl Watching {
     /// were placed included), rebuild `server`'s index and notify. Must be called inside a
     /// tokio runtime.
     pub fn reload(self, server: SkillsServer, debounce: Duration) -> WatchGuard {
+        #[cfg(target_os = "linux")]
+        let Self {
+            watcher,
+            tx,
+            changes: mut rx,
+        } = self;
+        #[cfg(target_os = "linux")]
+        let events = tokio::spawn(watcher.run(tx));
+        #[cfg(not(target_os = "linux"))]
         let Self {
             watcher,
             changes: mut rx,
@@ -93,7 +141,10 @@ impl Watching {
             }
         });
         WatchGuard {
+            #[cfg(not(target_os = "linux"))]
             _watcher: watcher,
+            #[cfg(target_os = "linux")]
+            events,
             task,
         }
     }
