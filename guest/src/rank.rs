@@ -286,6 +286,11 @@ pub struct SearchIndex {
     dense: DenseRows,
     tf_offsets: Vec<u32>,
     tf_bytes: Vec<u8>,
+    /// Where in `tf_bytes` every [`TF_SKIP`]-th posting (of all terms, in order) starts,
+    /// derived on the first `explain` that needs it (not in snapshots, not built by a
+    /// server that never explains): a posting's frequencies are found without decoding
+    /// those of the term's postings before it one by one ([`SearchIndex::posting_tf`]).
+    tf_skips: std::sync::OnceLock<Vec<u32>>,
     /// Per document, per field: number of words.
     lens: Vec<[u32; NUM_FIELDS]>,
     /// Mean field lengths (at least 1).
@@ -303,6 +308,9 @@ pub struct SearchIndex {
     /// request's words found there are not stemmed again ([`crate::text::KnownWords`]).
     known: Option<std::sync::Arc<crate::text::KnownWords>>,
 }
+
+/// Postings between two entries of [`SearchIndex::tf_skips`].
+const TF_SKIP: usize = 64;
 
 /// [`crate::text::WordList::terms`] of a word the analysis drops (a stop word, a number).
 const KNOWN_DROPPED: u32 = crate::text::DROPPED;

@@ -334,6 +334,7 @@ impl Builder {
             dense: DenseRows::of_values(values),
             tf_offsets,
             tf_bytes,
+            tf_skips: Default::default(),
             lens,
             avg,
             priority,

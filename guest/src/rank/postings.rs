@@ -506,6 +506,22 @@ pub(super) fn packed_tf_len(bytes: &[u8]) -> usize {
     len
 }
 
+/// [`packed_tf_len`] of bytes that may end before the packed frequencies do (`None` then).
+pub(super) fn checked_tf_len(bytes: &[u8]) -> Option<usize> {
+    let first = *bytes.first()?;
+    if first & 0x80 != 0 {
+        return Some(1);
+    }
+    let mut len = 1;
+    for _ in 0..first.count_ones() {
+        while *bytes.get(len)? & 0x80 != 0 {
+            len += 1;
+        }
+        len += 1;
+    }
+    (len <= bytes.len()).then_some(len)
+}
+
 /// Sort term numbers (distinct or not) in increasing order: an LSD radix sort by bytes (as
 /// many passes as the largest number needs) for long lists, `scratch` as the second buffer;
 /// a comparison sort for short ones.

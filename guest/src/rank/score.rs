@@ -127,12 +127,46 @@ impl SearchIndex {
     }
 
     /// Per-field frequencies of posting `i` of term `t`.
+    /// (The bytes before it are stepped over from the term's first posting, or from the
+    /// nearest [`TF_SKIP`]-th posting after it: a term of many postings costs at most
+    /// [`TF_SKIP`] steps, not one per posting before this one.)
     pub(super) fn posting_tf(&self, t: u32, i: usize) -> [u16; NUM_FIELDS] {
-        let mut pos = self.tf_offsets[t as usize] as usize;
-        for _ in self.offsets[t as usize] as usize..i {
-            decode_tf(&self.tf_bytes, &mut pos);
+        let first = self.offsets[t as usize] as usize;
+        let (mut at, mut pos) = (first, self.tf_offsets[t as usize] as usize);
+        let block = i / TF_SKIP;
+        if block * TF_SKIP > first {
+            let skips = self.tf_skips.get_or_init(|| self.tf_skip_table());
+            if let Some(&p) = skips.get(block).filter(|&&p| p as usize >= pos) {
+                (at, pos) = (block * TF_SKIP, p as usize);
+            }
+        }
+        for _ in at..i {
+            pos += packed_tf_len(&self.tf_bytes[pos..]);
         }
         decode_tf(&self.tf_bytes, &mut pos)
+    }
+
+    /// [`SearchIndex::tf_skips`]: the terms' packed frequencies follow each other in
+    /// `tf_bytes` as their postings do in `docs` (term by term, each by document).
+    fn tf_skip_table(&self) -> Vec<u32> {
+        let total = self.offsets.last().map_or(0, |&n| n as usize);
+        let mut out = Vec::with_capacity(total / TF_SKIP + 1);
+        let mut pos = 0usize;
+        for g in 0..total {
+            if pos >= self.tf_bytes.len() {
+                break;
+            }
+            if g % TF_SKIP == 0 {
+                out.push(pos as u32);
+            }
+            // (bytes that end inside a posting end the table: the postings after them are
+            // found from their term's first)
+            let Some(len) = checked_tf_len(&self.tf_bytes[pos..]) else {
+                break;
+            };
+            pos += len;
+        }
+        out
     }
 
     pub fn params(&self) -> &Params {

@@ -520,6 +520,33 @@ fn packed_frequencies_round_trip() {
     }
 }
 
+/// A posting's frequencies found through the skip table are those of decoding the term's
+/// postings one by one from its first, for every posting of every term (long lists and short,
+/// a term starting inside a skip block or on its edge).
+#[test]
+fn posting_frequencies_through_the_skips_are_those_of_a_walk() {
+    let index = SearchIndex::build(&generated(600));
+    let mut long = 0;
+    for t in 0..index.vocabulary_len() as u32 {
+        let range = index.range(t);
+        long += usize::from(range.len() > 2 * TF_SKIP);
+        let mut pos = index.tf_offsets[t as usize] as usize;
+        for i in range {
+            assert_eq!(
+                index.posting_tf(t, i),
+                decode_tf(&index.tf_bytes, &mut pos),
+                "{t} {i}"
+            );
+        }
+        assert_eq!(pos, index.tf_offsets[t as usize + 1] as usize);
+    }
+    assert!(long > 10, "{long} terms of long lists");
+    assert_eq!(
+        index.tf_skips.get().map(Vec::len),
+        Some((*index.offsets.last().unwrap() as usize).div_ceil(TF_SKIP))
+    );
+}
+
 #[test]
 fn analysed_forms_survive_taking_an_index_apart() {
     let docs = corpus();

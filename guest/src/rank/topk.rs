@@ -587,6 +587,48 @@ impl SearchIndex {
                 .map(|p| p.0)
                 .sum()
         };
+        // What the pairs of a skill matching the slots of `mask` in describing fields can add
+        // (a pair is held in a name or a description), told without looking at each pair: a
+        // pair of two word slots needs both in `mask`, so there are at
+        // most half the pair ends of its `k` slots (at most those of the `k` slots with the
+        // most pairs), and they weigh at most as many of the heaviest pairs; the others
+        // (`bits` 0) always count. Used when it is below the room of its class, before a
+        // candidate is kept (past 64 slots a mask is not whole: the class's room).
+        let (heaviest, busiest, others_room) = {
+            let mut weights: Vec<f64> = pair_slots
+                .iter()
+                .filter(|p| p.1 != 0)
+                .map(|p| p.0)
+                .collect();
+            weights.sort_unstable_by(|a, b| b.total_cmp(a));
+            let mut heaviest = Vec::with_capacity(weights.len() + 1);
+            heaviest.push(0.0f64);
+            for w in weights {
+                heaviest.push(heaviest[heaviest.len() - 1] + w);
+            }
+            let mut ends = vec![0usize; q.slots.len().min(64)];
+            for &(_, bits) in &pair_slots {
+                let mut b = bits;
+                while b != 0 {
+                    ends[b.trailing_zeros() as usize] += 1;
+                    b &= b - 1;
+                }
+            }
+            ends.sort_unstable_by(|a, b| b.cmp(a));
+            let mut busiest = Vec::with_capacity(ends.len() + 1);
+            busiest.push(0usize);
+            for e in ends {
+                busiest.push(busiest[busiest.len() - 1] + e);
+            }
+            let others: f64 = pair_slots.iter().filter(|p| p.1 == 0).map(|p| p.0).sum();
+            (heaviest, busiest, others)
+        };
+        let held_room = |mask: u64| -> f64 {
+            let k = (mask.count_ones() as usize).min(busiest.len() - 1);
+            let pairs = (busiest[k] / 2).min(heaviest.len() - 1);
+            others_room + heaviest[pairs]
+        };
+        let whole_masks = q.slots.len() <= 64;
         let params = &self.params;
         // The evidence factor's largest value: a key is at most the share times this.
         let evidence_max = params.single_word_factor.max(1.0);
@@ -680,6 +722,8 @@ impl SearchIndex {
         // that pass the cut (left zero).
         let mut words = [0u32; 64];
         let mut masks = [0u64; 64];
+        // (and those it matched in a describing field, where the words of its pairs are)
+        let mut described = [0u64; 64];
         // (and their raw scores, taken from the window's)
         let mut raw = [0.0f64; 64];
         let mut start = 0;
@@ -823,8 +867,10 @@ impl SearchIndex {
                     while m != 0 {
                         let b = m.trailing_zeros() as usize;
                         m &= m - 1;
-                        words[b] += slot_words(slot, describing[i][k] >> b & 1 != 0);
+                        let describes = describing[i][k] >> b & 1;
+                        words[b] += slot_words(slot, describes != 0);
                         masks[b] |= slot_bit(i);
+                        described[b] |= slot_bit(i) * describes;
                     }
                 }
                 // Then each in document order, with the cut and `theta` of the moment.
@@ -835,6 +881,7 @@ impl SearchIndex {
                     let raw = raw[b];
                     let w = std::mem::take(&mut words[b]);
                     let mask = std::mem::take(&mut masks[b]);
+                    let in_describing = std::mem::take(&mut described[b]);
                     let class = class(b);
                     if raw < keys.cut[class as usize] {
                         keys.seen += 1;
@@ -842,6 +889,7 @@ impl SearchIndex {
                     }
                     let theta = keys.theta();
                     let pairs_room = match class {
+                        Class::Paired if whole_masks => pair_bound.min(held_room(in_describing)),
                         Class::Paired => pair_bound,
                         Class::OnePair => room_one,
                         _ => 0.0,
@@ -884,11 +932,16 @@ impl SearchIndex {
         let mut top: Vec<(usize, f64, f64, u64)> = Vec::with_capacity(limit + 1);
         // What a candidate's own pairs can add: those whose two slots it matched, when its
         // class's room is that of all pairs.
+        // (a candidate whose key plus its class's room cannot reach `threshold` is not
+        // among them: the `limit` skills whose keys made `threshold` are candidates with keys
+        // at least that, so the `limit` kept are at least that when it comes; left out before
+        // its own pairs' room is summed and the rest sorted, in the same order)
+        candidates.retain(|c| reaches(c.key + c.bound, threshold));
         let bound = |c: &Candidate| {
             if c.bound == 0.0 || c.one_pair || q.slots.len() > 64 {
                 c.bound
             } else {
-                pairs_bound(c.mask)
+                pairs_bound(c.mask).min(c.bound)
             }
         };
         // (the likeliest first, by their key plus what their own pairs can add: the `limit`
