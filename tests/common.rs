@@ -645,10 +645,17 @@ pub struct Registry {
     port: u16,
     child: Option<Child>,
     bin: PathBuf,
+    /// More configuration (YAML, top-level sections such as `auth:`).
+    extra: String,
 }
 
 impl Registry {
     pub fn start(bin_dir: &Path, dir: &Path) -> Self {
+        Self::start_with(bin_dir, dir, "")
+    }
+
+    /// A registry whose configuration ends with `extra` (e.g. an `auth: token:` section).
+    pub fn start_with(bin_dir: &Path, dir: &Path, extra: &str) -> Self {
         std::fs::create_dir_all(dir).unwrap();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -660,6 +667,7 @@ impl Registry {
             port,
             child: None,
             bin: bin_dir.join("docker-registry"),
+            extra: extra.to_owned(),
         };
         r.restart();
         r
@@ -670,9 +678,10 @@ impl Registry {
         std::fs::write(
             &config,
             format!(
-                "version: 0.1\nlog:\n  level: info\n  accesslog:\n    disabled: false\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{}\n",
+                "version: 0.1\nlog:\n  level: info\n  accesslog:\n    disabled: false\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: 127.0.0.1:{}\n{}",
                 self.dir.join("storage").display(),
-                self.port
+                self.port,
+                self.extra
             ),
         )
         .unwrap();
@@ -696,7 +705,8 @@ impl Registry {
                 let _ = write!(s, "GET /v2/ HTTP/1.0\r\n\r\n");
                 let mut line = String::new();
                 let _ = std::io::BufReader::new(s).read_line(&mut line);
-                if line.contains("200") {
+                // 401: a registry with authentication configured is up too.
+                if line.contains("200") || line.contains("401") {
                     return;
                 }
             }

@@ -22,6 +22,7 @@ mod lock;
 mod logs;
 mod mcp;
 mod oci;
+mod oci_auth;
 mod oci_keys;
 mod protocol;
 mod runtime;

@@ -128,8 +128,10 @@ sources:
   # Skills published as OCI artifacts (ToolHive's layout), after the git sources, each with
   # ref (host/repository:tag or @sha256:digest), name (default: the repository's last segment;
   # must equal the artifact's dev.toolhive.skills.name label), verify: {key: FILE} (accept only
-  # artifacts with a cosign signature by this ECDSA P-256 public key) and token_env (the
-  # variable holding a registry token; default: anonymous). Pulled into git.content_dir.
+  # artifacts with a cosign signature by this ECDSA P-256 public key), token_env (the
+  # variable holding a registry token; default: anonymous) and token_realm (a token realm on
+  # another origin that may receive that token, e.g. https://auth.docker.io; by default only
+  # the registry's own origin does). Pulled into git.content_dir.
   oci: []
   # Registries (and index hosts) spoken to in plain HTTP (host or host:port); loopback ones
   # always are.

@@ -28,7 +28,7 @@ pub struct SourcesConfig {
     pub subpath: Option<String>,
     /// More git repositories (`url`, `branch`, `subpath`, `token_env`), after `repo`.
     pub repos: Vec<GitSourceConfig>,
-    /// Skills published as OCI artifacts (`ref`, `name`, `verify`, `token_env`), after the git
+    /// Skills published as OCI artifacts (`ref`, `name`, `verify`, `token_env`, `token_realm`), after the git
     /// sources.
     pub oci: Vec<crate::sources::oci::OciSourceConfig>,
     /// Registries (and index hosts) spoken to in plain HTTP (`host` or `host:port`) besides

@@ -1,5 +1,5 @@
 //! OCI sources: a skill published as a ToolHive OCI artifact (`sources.oci: [{ref, name?,
-//! verify?, token_env?}]`), pulled by tag or digest into the source's snapshot folder
+//! verify?, token_env?, token_realm?}]`), pulled by tag or digest into the source's snapshot folder
 //! ([`crate::sources::snapshots`]) and served under the source's name.
 //!
 //! A pull: the manifest (or image index) of the reference; when its digest is the snapshot
@@ -49,6 +49,8 @@ const LAYER_TYPES: [&str; 2] = [
 ///                                  # artifact's dev.toolhive.skills.name label
 ///       verify: {key: cosign.pub}  # accept only artifacts signed by this key (cosign)
 ///       token_env: REGISTRY_TOKEN  # variable holding a token (default: anonymous)
+///       token_realm: https://auth.docker.io  # a token realm on another origin that may
+///                                  # receive the token (default: the registry's origin only)
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "RawOciSource")]
@@ -62,6 +64,10 @@ pub struct OciSourceConfig {
     pub verify: Option<VerifyConfig>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub token_env: Option<String>,
+    /// The origin (`scheme://host[:port]`) of a token realm on another origin than the
+    /// registry's that may receive the token (Docker Hub's is `https://auth.docker.io`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub token_realm: Option<String>,
 }
 
 /// `verify: {key: FILE}`: the PEM public key (ECDSA P-256) the artifact's cosign signature
@@ -83,6 +89,8 @@ struct RawOciSource {
     verify: Option<VerifyConfig>,
     #[serde(default)]
     token_env: Option<String>,
+    #[serde(default)]
+    token_realm: Option<String>,
 }
 
 impl TryFrom<RawOciSource> for OciSourceConfig {
@@ -94,6 +102,7 @@ impl TryFrom<RawOciSource> for OciSourceConfig {
             name: raw.name,
             verify: raw.verify,
             token_env: raw.token_env,
+            token_realm: raw.token_realm.map(|r| r.trim().to_owned()),
         };
         source.validate()?;
         Ok(source)
@@ -108,6 +117,7 @@ impl OciSourceConfig {
             name: None,
             verify: None,
             token_env: None,
+            token_realm: None,
         }
     }
 
@@ -117,7 +127,11 @@ impl OciSourceConfig {
         if let Some(name) = &self.name {
             crate::config::check_root_name(name)?;
         }
-        check_token_env(self.token_env.as_deref(), "a registry")
+        check_token_env(self.token_env.as_deref(), "a registry")?;
+        if let Some(realm) = &self.token_realm {
+            check_token_realm(realm)?;
+        }
+        Ok(())
     }
 
     /// The name access rules know the source by, and the skill's name: `name`, else the
@@ -128,6 +142,16 @@ impl OciSourceConfig {
                 .map(|r| r.last_segment().to_owned())
                 .unwrap_or_else(|_| "oci".into())
         })
+    }
+}
+
+/// A `token_realm` (a source's, `push --token-realm`): an http(s) URL; its origin counts.
+pub fn check_token_realm(realm: &str) -> Result<(), String> {
+    match url::Url::parse(realm) {
+        Ok(u) if matches!(u.scheme(), "https" | "http") && u.host_str().is_some() => Ok(()),
+        _ => Err(format!(
+            "token_realm {realm:?} is not an http(s) URL such as https://auth.docker.io"
+        )),
     }
 }
 
@@ -200,7 +224,8 @@ impl OciSource {
     ) -> Result<Self> {
         config.validate().map_err(|e| anyhow!(e))?;
         let reference = Reference::parse(&config.reference)?;
-        let registry = Registry::new(&reference, insecure, token, timeout);
+        let registry = Registry::new(&reference, insecure, token, timeout)
+            .with_token_realm(config.token_realm.clone());
         Ok(Self {
             inner: Arc::new(Inner {
                 label: reference.to_string(),

@@ -38,9 +38,17 @@ pub struct PushArgs {
     /// anonymous).
     #[arg(long, value_name = "VAR")]
     pub token_env: Option<String>,
+    /// A token realm on another origin than the registry's that may receive the token
+    /// (e.g. https://auth.docker.io); by default only the registry's own origin does.
+    #[arg(long, value_name = "URL", value_parser = token_realm_arg)]
+    pub token_realm: Option<String>,
     /// Registries spoken to in plain HTTP besides loopback ones (host or host:port).
     #[arg(long = "insecure-registry", value_name = "HOST")]
     pub insecure_registries: Vec<String>,
+}
+
+fn token_realm_arg(value: &str) -> Result<String, String> {
+    super::check_token_realm(value).map(|()| value.to_owned())
 }
 
 /// The artifact built from a skill: its blobs and manifests, and the index's bytes.
@@ -77,7 +85,8 @@ pub fn run(args: &PushArgs, catalog_options: crate::catalog::CatalogOptions) -> 
         &args.insecure_registries,
         token,
         Duration::from_secs(120),
-    );
+    )
+    .with_token_realm(args.token_realm.clone());
     registry.push_blob(&artifact.config)?;
     registry.push_blob(&artifact.layer)?;
     for m in &artifact.manifests {

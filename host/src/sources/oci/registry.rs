@@ -3,9 +3,12 @@
 //!
 //! Transport: HTTPS, except for a loopback registry or one the operator lists
 //! (`sources.insecure_registries`), which is spoken to in plain HTTP. Credentials (a token from
-//! the variable the source names) are only sent over HTTPS (or to such a listed registry) to the
-//! token realm the registry's own `WWW-Authenticate` challenge names, never across a redirect
-//! to another origin.
+//! the variable the source names) go only to the registry's own origin: as `Basic` when it asks
+//! so, or to the token realm its `WWW-Authenticate: Bearer` challenge names when that realm is
+//! on the registry's origin (scheme, host name and port), or on the one other origin the
+//! operator lists for the source (`token_realm`, e.g. Docker Hub's `https://auth.docker.io`);
+//! over HTTPS, or plain HTTP to a loopback or listed host. Never across a redirect to another
+//! origin. Without credentials a token is asked for anonymously, wherever the realm is.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -30,12 +33,18 @@ pub const DOCKER_LIST: &str = "application/vnd.docker.distribution.manifest.list
 /// One repository of one registry.
 pub struct Registry {
     base: String,
+    /// `host[:port]` as the reference writes it, for messages.
+    host: String,
     repository: String,
     agent: ureq::Agent,
     /// `user:secret` or a bare token, from the operator's variable.
     credentials: Option<String>,
     /// Whether credentials may travel in plain HTTP (a listed registry, loopback).
     plain_ok: bool,
+    /// The registries spoken to in plain HTTP besides loopback ones.
+    insecure: Vec<String>,
+    /// A token realm on another origin the operator lets receive the credentials.
+    token_realm: Option<String>,
     bearer: Mutex<Option<String>>,
 }
 
@@ -75,12 +84,57 @@ impl Registry {
             .into();
         Self {
             base: format!("{scheme}://{}", reference.registry),
+            host: reference.registry.clone(),
             repository: reference.repository.clone(),
             agent,
             credentials,
             plain_ok: plain,
+            insecure: insecure.to_vec(),
+            token_realm: None,
             bearer: Mutex::new(None),
         }
+    }
+
+    /// Lets the credentials go to a token realm on `origin` (a URL; its scheme, host and port
+    /// count) besides the registry's own origin.
+    pub fn with_token_realm(mut self, origin: Option<String>) -> Self {
+        self.token_realm = origin;
+        self
+    }
+
+    /// Whether the credentials may be sent to the token realm `realm`: on the registry's own
+    /// origin or the listed one, over HTTPS or plain HTTP to a loopback or listed host.
+    fn credentials_may_go_to(&self, realm: &str) -> Result<()> {
+        let url = url::Url::parse(realm)
+            .map_err(|e| anyhow!("its token realm {realm:?} is not a URL ({e})"))?;
+        let origin = url.origin();
+        let own = url::Url::parse(&self.base).map(|u| u.origin()).ok();
+        let listed = self
+            .token_realm
+            .as_deref()
+            .and_then(|r| url::Url::parse(r).ok())
+            .map(|u| u.origin());
+        if own.as_ref() != Some(&origin) && listed.as_ref() != Some(&origin) {
+            bail!(
+                "its token realm {} is on another origin than the registry ({}); the credentials go only to the registry's own origin, or to the realm the operator lists (the source's `token_realm`, push --token-realm)",
+                redact_url(realm),
+                self.base
+            );
+        }
+        let host = url.host_str().unwrap_or_default();
+        let host_port = match url.port() {
+            Some(port) => format!("{host}:{port}"),
+            None => host.to_owned(),
+        };
+        let plain_ok =
+            url.scheme() == "http" && plain_http_allowed(host, &host_port, &self.insecure);
+        if url.scheme() != "https" && !plain_ok {
+            bail!(
+                "its token realm {} is not HTTPS; refusing to send the credentials",
+                redact_url(realm)
+            );
+        }
+        Ok(())
     }
 
     /// The manifest (or index) `target` (tag or digest): its bytes, media type and digest
@@ -237,7 +291,9 @@ impl Registry {
             if status == 401 && !authenticated {
                 authenticated = true;
                 let challenge = header("www-authenticate").unwrap_or_default();
-                let auth = self.authenticate(&challenge)?;
+                let auth = self
+                    .authenticate(&challenge)
+                    .with_context(|| format!("the registry {}", self.host))?;
                 *self.bearer.lock().unwrap_or_else(|e| e.into_inner()) = Some(auth);
                 continue;
             }
@@ -312,7 +368,9 @@ impl Registry {
                         .and_then(|v| v.to_str().ok())
                         .unwrap_or_default()
                         .to_owned();
-                    let auth = self.authenticate(&challenge)?;
+                    let auth = self
+                        .authenticate(&challenge)
+                        .with_context(|| format!("the registry {}", self.host))?;
                     *self.bearer.lock().unwrap_or_else(|e| e.into_inner()) = Some(auth);
                 }
                 404 => {
@@ -346,23 +404,22 @@ impl Registry {
     fn authenticate(&self, challenge: &str) -> Result<String> {
         let (scheme, params) = challenge.split_once(' ').unwrap_or((challenge, ""));
         let params = parse_params(params);
-        let may_send = |url: &str| url.starts_with("https://") || self.plain_ok;
         if scheme.eq_ignore_ascii_case("basic") {
             let Some(creds) = &self.credentials else {
                 bail!(
-                    "the registry asks for credentials; name the variable holding a token in the source's `token_env`"
+                    "it asks for credentials; name the variable holding a token in the source's `token_env`"
                 );
             };
-            if !may_send(&self.base) {
-                bail!("the registry asks for credentials over plain HTTP; refusing to send them");
+            if !(self.base.starts_with("https://") || self.plain_ok) {
+                bail!("it asks for credentials over plain HTTP; refusing to send them");
             }
             return Ok(format!("Basic {}", basic(creds)));
         }
         if !scheme.eq_ignore_ascii_case("bearer") {
-            bail!("the registry asks for an unknown authentication scheme {scheme:?}");
+            bail!("it asks for an unknown authentication scheme {scheme:?}");
         }
         let Some(realm) = params.iter().find(|(k, _)| k == "realm").map(|(_, v)| v) else {
-            bail!("the registry's challenge names no token realm");
+            bail!("its challenge names no token realm");
         };
         let mut url = realm.clone();
         let mut sep = if url.contains('?') { '&' } else { '?' };
@@ -384,11 +441,7 @@ impl Registry {
         }
         let mut request = self.agent.get(&url);
         if let Some(creds) = &self.credentials {
-            if !may_send(realm) {
-                bail!(
-                    "the registry's token realm {realm} is not HTTPS; refusing to send the token"
-                );
-            }
+            self.credentials_may_go_to(realm)?;
             request = request.header("Authorization", &format!("Basic {}", basic(creds)));
         }
         let mut response = request
@@ -402,8 +455,13 @@ impl Registry {
             .read_to_string()
             .map_err(|e| anyhow!("reading the token: {e}"))?;
         if status != 200 {
+            let how = if self.credentials.is_some() {
+                "refused the credentials"
+            } else {
+                "refused an anonymous request (name the variable holding a token in the source's `token_env`)"
+            };
             bail!(
-                "the token realm {} answered HTTP {status}",
+                "its token realm {} {how} (HTTP {status})",
                 redact_url(realm)
             );
         }
@@ -555,5 +613,72 @@ mod tests {
         );
         assert_eq!(redact_url("https://s3/x?X-Amz-Signature=1"), "https://s3/x");
         assert!(is_loopback("127.0.0.1") && is_loopback("::1") && !is_loopback("10.0.0.1"));
+    }
+
+    #[test]
+    fn credentials_go_only_to_the_registry_s_origin_or_the_listed_realm() {
+        let client = |reference: &str, listed: Option<&str>| {
+            Registry::new(
+                &Reference::parse(reference).unwrap(),
+                &["plain.example:5000".to_string()],
+                Some("u:p".into()),
+                Duration::from_secs(1),
+            )
+            .with_token_realm(listed.map(str::to_owned))
+        };
+        let ghcr = client("ghcr.io/org/skills/pdf:1", None);
+        assert!(ghcr.credentials_may_go_to("https://ghcr.io/token").is_ok());
+        assert!(
+            ghcr.credentials_may_go_to("https://ghcr.io:443/token")
+                .is_ok()
+        );
+        for other in [
+            "https://auth.docker.io/token",
+            "https://ghcr.io:8443/token",
+            "http://ghcr.io/token",
+            "https://evil.ghcr.io/token",
+            "not a url",
+        ] {
+            assert!(ghcr.credentials_may_go_to(other).is_err(), "{other}");
+        }
+        let hub = client("docker.io/library/x:1", Some("https://auth.docker.io"));
+        assert!(
+            hub.credentials_may_go_to("https://auth.docker.io/token")
+                .is_ok()
+        );
+        assert!(
+            hub.credentials_may_go_to("http://auth.docker.io/token")
+                .is_err()
+        );
+        // Loopback: another port or another name for the same address is another origin.
+        let local = client("127.0.0.1:5000/a:1", None);
+        assert!(
+            local
+                .credentials_may_go_to("http://127.0.0.1:5000/auth")
+                .is_ok()
+        );
+        assert!(
+            local
+                .credentials_may_go_to("http://127.0.0.1:5001/auth")
+                .is_err()
+        );
+        assert!(
+            local
+                .credentials_may_go_to("http://localhost:5000/auth")
+                .is_err()
+        );
+        // A listed realm in plain HTTP only on a loopback or insecure-listed host.
+        let listed = client("127.0.0.1:5000/a:1", Some("http://10.0.0.9:80"));
+        assert!(
+            listed
+                .credentials_may_go_to("http://10.0.0.9/auth")
+                .is_err()
+        );
+        let listed = client("127.0.0.1:5000/a:1", Some("http://plain.example:5000"));
+        assert!(
+            listed
+                .credentials_may_go_to("http://plain.example:5000/auth")
+                .is_ok()
+        );
     }
 }
