@@ -28,9 +28,27 @@ pub struct AuditArgs {
     pub json: bool,
 }
 
-/// How long one of the audit's engine calls may run: each searches the requests of a share of
-/// the skills, where the engine's usual limit is meant for serving one request.
+/// How long one of the audit's engine calls may run at least: each searches the requests of a
+/// share of the skills, or merges them, where the engine's usual limit is meant for serving
+/// one request.
 pub const AUDIT_CALL_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+
+/// What one part of an audit may take per pair of one of its skills and one skill of the
+/// collection (each of its skills' requests, up to 20, is searched against every skill):
+/// about 10 times what a pair takes on 2 loaded cores (50,000 generated skills, 2026-11-29),
+/// room for a machine busy with other work.
+const PART_TIME_PER_PAIR: Duration = Duration::from_micros(2);
+
+/// The limit of one `index.audit-part` call, part of `parts` over `skills` skills: it grows
+/// with the part's work (its skills times the collection's), so a big but healthy audit is
+/// not stopped, and is never below [`AUDIT_CALL_TIMEOUT`]; a limit still, so that no
+/// collection keeps an engine instance busy for ever.
+pub fn part_timeout(skills: u32, parts: u32) -> Duration {
+    let per_part = u64::from(skills).div_ceil(u64::from(parts.max(1)));
+    let pairs = per_part.saturating_mul(u64::from(skills));
+    let nanos = PART_TIME_PER_PAIR.as_nanos() as u64;
+    AUDIT_CALL_TIMEOUT.max(Duration::from_nanos(pairs.saturating_mul(nanos)))
+}
 
 /// The requests meant for each skill that has an eval file: its `should_trigger: true` queries
 /// (read and parsed as `eval` does). A file that cannot be read or is malformed is a located
@@ -86,4 +104,22 @@ pub fn run(catalog: &Catalog, config: &Config, args: &AuditArgs) -> anyhow::Resu
     };
     std::io::stdout().lock().write_all(text.as_bytes())?;
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A part's limit is the floor for a small collection, grows with the part's work (its
+    /// skills times the collection's) past it, shrinks as the parts get more, and stays finite.
+    #[test]
+    fn a_part_limit_grows_with_the_collection() {
+        assert_eq!(part_timeout(2_620, 16), AUDIT_CALL_TIMEOUT);
+        assert_eq!(part_timeout(0, 0), AUDIT_CALL_TIMEOUT);
+        let big = part_timeout(200_000, 16);
+        assert_eq!(big, Duration::from_micros(2 * 12_500 * 200_000));
+        assert!(part_timeout(400_000, 16) > big * 3);
+        assert!(part_timeout(200_000, 32) < big);
+        assert!(part_timeout(u32::MAX, 1) < Duration::MAX);
+    }
 }

@@ -39,6 +39,10 @@ pub(crate) use walk::{ReadError, read_capped};
 use build::*;
 use walk::*;
 
+/// Parts of an audit split over engine instances ([`Catalog::audit_parallel`]), per
+/// instance: taken from a shared counter, so that the instances finish together.
+const AUDIT_PARTS_PER_THREAD: u32 = 8;
+
 use skills_engine::model::ChildKind;
 use skills_engine::walk::Child;
 
@@ -670,42 +674,71 @@ impl Catalog {
     }
 
     /// The collection audit ([`Self::audit`]) split over `threads` engine instances: this
-    /// one and [`Self::replica`]s, each searching the requests of its share of the skills
-    /// against the whole index (`index.audit-part`); the parts merged by this one
+    /// one and [`Self::replica`]s. The skills are split into [`AUDIT_PARTS_PER_THREAD`]
+    /// parts an instance, which the instances take from a shared counter as they finish one
+    /// (an instance that drew costlier skills does not hold the others up), each searching
+    /// the requests of its part's skills against the whole index (`index.audit-part`, with
+    /// [`crate::audit::part_timeout`] as its limit); the parts merged by this one
     /// (`index.audit-merge`): the same answer as [`Self::audit`].
     pub fn audit_parallel(
         &self,
         requests: &[SkillRequests],
         threads: usize,
     ) -> anyhow::Result<Vec<AuditSkill>> {
-        let parts = u32::try_from(threads.max(1)).unwrap_or(1);
-        if parts == 1 {
+        let threads = u32::try_from(threads.max(1)).unwrap_or(1);
+        if threads == 1 {
             return self.audit(requests);
         }
-        let part = |catalog: &Catalog, p: u32| {
-            catalog.with_index(|g, i| g.audit_part(i, requests, p, parts))
+        let skills = self.len()?;
+        let parts = threads
+            .saturating_mul(AUDIT_PARTS_PER_THREAD)
+            .min(skills)
+            .max(threads);
+        let limit = crate::audit::part_timeout(skills, parts);
+        let next = std::sync::atomic::AtomicU32::new(0);
+        let work = |catalog: &Catalog| -> anyhow::Result<Vec<(u32, Vec<u8>)>> {
+            let mut done = Vec::new();
+            loop {
+                let p = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if p >= parts {
+                    return Ok(done);
+                }
+                let part = catalog.with_index(|g, i| {
+                    g.with_call_timeout(limit, |g| g.audit_part(i, requests, p, parts))
+                });
+                match part {
+                    Ok(part) => done.push((p, part)),
+                    Err(e) => {
+                        // (the other instances take no further part)
+                        next.store(parts, std::sync::atomic::Ordering::Relaxed);
+                        return Err(e);
+                    }
+                }
+            }
         };
-        // This instance starts its part once the copies are made: a copy reads this one's
-        // index, which its one long call would hold.
-        let copied = std::sync::Barrier::new(parts as usize);
-        let encoded = std::thread::scope(|scope| -> anyhow::Result<Vec<Vec<u8>>> {
-            let helpers: Vec<_> = (1..parts)
-                .map(|p| {
-                    let copied = &copied;
+        // This instance starts its parts once the copies are made: a copy reads this one's
+        // index, which its long calls would hold.
+        let copied = std::sync::Barrier::new(threads as usize);
+        let mut encoded = std::thread::scope(|scope| -> anyhow::Result<Vec<(u32, Vec<u8>)>> {
+            let helpers: Vec<_> = (1..threads)
+                .map(|_| {
+                    let (copied, work) = (&copied, &work);
                     scope.spawn(move || {
                         let replica = self.replica();
                         copied.wait();
-                        part(&replica?, p)
+                        work(&replica?)
                     })
                 })
                 .collect();
             copied.wait();
-            let mut encoded = vec![part(self, 0)?];
+            let mut encoded = work(self)?;
             for h in helpers {
-                encoded.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?);
+                encoded.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?);
             }
             Ok(encoded)
         })?;
+        encoded.sort_unstable_by_key(|(p, _)| *p);
+        let encoded: Vec<Vec<u8>> = encoded.into_iter().map(|(_, bytes)| bytes).collect();
         self.with_index(|g, i| g.audit_merge(i, requests, &encoded))
     }
 

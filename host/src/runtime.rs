@@ -688,8 +688,7 @@ impl Runtime {
         let mut store = Store::new(&self.shared.engine, state);
         store.limiter(|s| &mut s.limits);
         store.epoch_deadline_trap();
-        let ticks = (self.options.call_timeout.as_millis() / TICK.as_millis()).max(1);
-        let deadline = u64::try_from(ticks).unwrap_or(u64::MAX);
+        let deadline = deadline_ticks(self.options.call_timeout);
         store.set_epoch_deadline(deadline);
         let mut guest = Guest {
             store,
@@ -718,6 +717,11 @@ pub struct Guest {
     trap_next_call: bool,
 }
 
+/// The epoch deadline of a call limit (in [`TICK`]s, at least one).
+fn deadline_ticks(timeout: Duration) -> u64 {
+    u64::try_from((timeout.as_millis() / TICK.as_millis()).max(1)).unwrap_or(u64::MAX)
+}
+
 /// An index resource living in a [`Guest`].
 #[derive(Debug, Clone, Copy)]
 pub struct IndexHandle(ResourceAny);
@@ -728,6 +732,16 @@ impl Guest {
     /// Whether a trap made this instance unusable.
     pub fn is_poisoned(&self) -> bool {
         self.poisoned.is_some()
+    }
+
+    /// Run `f` with `timeout` as the limit of each call it makes, instead of the instance's
+    /// own (a long one-shot call, such as a part of a big audit).
+    pub fn with_call_timeout<R>(&mut self, timeout: Duration, f: impl FnOnce(&mut Self) -> R) -> R {
+        let own = (self.deadline, self.timeout);
+        (self.deadline, self.timeout) = (deadline_ticks(timeout), timeout);
+        let r = f(self);
+        (self.deadline, self.timeout) = own;
+        r
     }
 
     /// Make the next call trap at once (epoch deadline 0), to exercise recovery in tests.

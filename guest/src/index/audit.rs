@@ -226,9 +226,9 @@ struct Searched {
 impl Index {
     /// The requests an audit derives from a skill's own text (when no eval queries are given
     /// for it): its name in words, the first 60 words of its description, each sentence of the
-    /// description of 3 words or more (its first 30 words), the first 40 words of the
-    /// description in runs of 5 (3 words or more), its keywords; repeats left out, at most
-    /// [`MAX_DERIVED_REQUESTS`].
+    /// description of 3 words or more (its first 30 words), its keywords, and the first 4
+    /// headings of its body of 2 words or more (their first 12 words); repeats (ignoring case)
+    /// left out, at most [`MAX_DERIVED_REQUESTS`].
     pub fn audit_requests(&self, skill_path: &str) -> Result<Vec<String>, Error> {
         let i = self.find(skill_path)?;
         Ok(derived_requests(&self.docs[i], &AuditParams::default()))
@@ -304,23 +304,40 @@ impl Index {
         given: &[SkillRequests],
         params: &AuditParams,
     ) -> (Vec<Vec<String>>, Vec<bool>) {
-        let mut requests: Vec<Vec<String>> = self
-            .docs
-            .iter()
-            .map(|d| derived_requests(d, params))
-            .collect();
-        let mut derived = vec![true; self.docs.len()];
+        let mut wanted = self.given_requests(given);
+        (0..self.docs.len())
+            .map(|s| self.requests_for(s, &mut wanted, params))
+            .unzip()
+    }
+
+    /// The given requests `search` takes, by skill (for a skill given twice, the last of those
+    /// that leave some; skills not in this index left out).
+    fn given_requests(&self, given: &[SkillRequests]) -> HashMap<usize, Vec<String>> {
+        let mut out = HashMap::new();
         for g in given {
             let Some(i) = self.position(&g.skill_path) else {
                 continue;
             };
             let wanted = searchable(&g.requests);
             if !wanted.is_empty() {
-                requests[i] = wanted;
-                derived[i] = false;
+                out.insert(i, wanted);
             }
         }
-        (requests, derived)
+        out
+    }
+
+    /// The requests meant for skill `s` (taken from `wanted`, [`Index::given_requests`], else
+    /// derived from its text), and whether they were derived.
+    fn requests_for(
+        &self,
+        s: usize,
+        wanted: &mut HashMap<usize, Vec<String>>,
+        params: &AuditParams,
+    ) -> (Vec<String>, bool) {
+        match wanted.remove(&s) {
+            Some(w) => (w, false),
+            None => (derived_requests(&self.docs[s], params), true),
+        }
     }
 
     /// Search the requests of part `part` of `parts` of the skills (see [`Index::audit_part`]).
@@ -340,11 +357,13 @@ impl Index {
             )));
         }
         let n = self.docs.len();
-        let (requests, _) = self.audit_requests_all(given, params);
+        // (the requests of this part's skills only)
+        let mut wanted = self.given_requests(given);
         let mut reach = vec![0u32; n];
         let mut skills = Vec::new();
         for s in (part as usize..n).step_by(parts as usize) {
-            let mut found = self.search_requests(s, &requests[s], params);
+            let (requests, _) = self.requests_for(s, &mut wanted, params);
+            let mut found = self.search_requests(s, &requests, params);
             for t in &found.tallies {
                 reach[t.doc] += 1;
             }
