@@ -158,6 +158,18 @@ impl Section for SourcesConfig {
                 );
             }
         }
+        for (i, origin) in self.index_origins.iter().enumerate() {
+            let parsed = url::Url::parse(origin.trim()).ok();
+            c.need(
+                parsed
+                    .as_ref()
+                    .and_then(crate::sources::oci::registry::origin)
+                    .is_some(),
+                &format!("sources.index_origins[{i}]"),
+                format!("{origin:?}"),
+                "an http(s) origin such as https://cdn.example.com",
+            );
+        }
     }
 }
 
@@ -205,5 +217,25 @@ mod tests {
         s.check(&mut c);
         let keys: Vec<String> = c.into_vec().into_iter().map(|i| i.key).collect();
         assert_eq!(keys, ["sources.branch", "sources.repo"]);
+    }
+
+    #[test]
+    fn index_origins_must_be_http_origins() {
+        let s = SourcesConfig {
+            index_origins: vec![
+                "https://cdn.example.com".into(),
+                " http://127.0.0.1:8080/ ".into(),
+                "cdn.example.com".into(),
+                "file:///tmp".into(),
+            ],
+            ..SourcesConfig::default()
+        };
+        let mut c = Checks::default();
+        s.check(&mut c);
+        let keys: Vec<String> = c.into_vec().into_iter().map(|i| i.key).collect();
+        assert_eq!(
+            keys,
+            ["sources.index_origins[2]", "sources.index_origins[3]"]
+        );
     }
 }

@@ -181,7 +181,7 @@ struct Inner {
     name: String,
     url: url::Url,
     /// Origins (`scheme://host[:port]`) entries may be fetched from besides the index's own.
-    origins: Vec<String>,
+    origins: Vec<url::Origin>,
     insecure: Vec<String>,
     token: Option<String>,
     agent: ureq::Agent,
@@ -234,7 +234,8 @@ impl IndexSource {
                 name: config.root_name(),
                 origins: origins
                     .iter()
-                    .map(|o| o.trim().trim_end_matches('/').to_ascii_lowercase())
+                    .filter_map(|o| url::Url::parse(o.trim()).ok())
+                    .filter_map(|u| registry::origin(&u))
                     .collect(),
                 insecure: insecure.to_vec(),
                 token,
@@ -309,11 +310,6 @@ impl Source for IndexSource {
             .map_err(|e| anyhow!("the fetch stopped: {e}"))?
         })
     }
-}
-
-/// `scheme://host[:port]` of `url` (the port only when not the scheme's default).
-fn origin(url: &url::Url) -> String {
-    url.origin().ascii_serialization()
 }
 
 /// The hex of the SHA-256 of `bytes`.
@@ -529,10 +525,11 @@ impl Inner {
 
     /// Whether an entry may be fetched from `url`: the index's origin, or one the operator lists.
     fn allowed(&self, url: &url::Url) -> Result<()> {
-        let theirs = origin(url);
-        if theirs != origin(&self.url) && !self.origins.contains(&theirs) {
+        let listed = || registry::origin(url).is_some_and(|o| self.origins.contains(&o));
+        if !registry::same_origin(url.as_str(), self.url.as_str()) && !listed() {
             bail!(
-                "its url is on another origin ({theirs}); refused (list it in sources.index_origins to allow it)"
+                "its url is on another origin ({}); refused (list it in sources.index_origins to allow it)",
+                url.origin().ascii_serialization()
             );
         }
         Ok(())
@@ -595,15 +592,9 @@ impl Inner {
         limit: u64,
         if_none_match: Option<&str>,
     ) -> Result<(u16, Option<String>, Vec<u8>)> {
-        let host = url.host_str().unwrap_or_default();
-        let host = host.trim_matches(['[', ']']);
-        let host_port = match url.port() {
-            Some(p) => format!("{host}:{p}"),
-            None => host.to_owned(),
-        };
         match url.scheme() {
             "https" => {}
-            "http" if registry::plain_http_allowed(host, &host_port, &self.insecure) => {}
+            "http" if registry::plain_http_allowed_url(url, &self.insecure) => {}
             scheme => bail!(
                 "{}: {scheme} is refused (HTTPS, or plain HTTP to loopback or a host in sources.insecure_registries)",
                 redact(url)
@@ -613,7 +604,7 @@ impl Inner {
         if let Some(tag) = if_none_match {
             request = request.header("If-None-Match", tag);
         }
-        if origin(url) == origin(&self.url)
+        if registry::same_origin(url.as_str(), self.url.as_str())
             && let Some(token) = &self.token
         {
             request = request.header("Authorization", &format!("Bearer {token}"));

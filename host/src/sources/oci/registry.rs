@@ -63,6 +63,33 @@ pub fn plain_http_allowed(host: &str, host_port: &str, listed: &[String]) -> boo
     is_loopback(host) || listed.iter().any(|i| i == host_port || i == host)
 }
 
+/// [`plain_http_allowed`] for the server `url` names (its host without IPv6 brackets, its port
+/// as written when not the scheme's default).
+pub fn plain_http_allowed_url(url: &url::Url, listed: &[String]) -> bool {
+    let host = url.host_str().unwrap_or_default();
+    let host = host.trim_matches(['[', ']']);
+    let host_port = match url.port() {
+        Some(port) => format!("{host}:{port}"),
+        None => host.to_owned(),
+    };
+    plain_http_allowed(host, &host_port, listed)
+}
+
+/// The origin credentials are bound to (registries, their token realms, index sources: this
+/// one rule): the scheme, the host as the URL parser normalises it (lower case, IDNA) and the
+/// port, the scheme's default made explicit (`https://h` and `https://h:443` are one origin).
+/// Userinfo, path and query do not count. `None` for anything but an http(s) URL with a host:
+/// such a URL is on no origin, not even its own.
+pub fn origin(url: &url::Url) -> Option<url::Origin> {
+    (matches!(url.scheme(), "http" | "https") && url.host().is_some()).then(|| url.origin())
+}
+
+/// Whether the URLs `a` and `b` are on one [`origin`] (a string that is not a URL is on none).
+pub fn same_origin(a: &str, b: &str) -> bool {
+    let of = |u: &str| url::Url::parse(u).ok().as_ref().and_then(origin);
+    matches!((of(a), of(b)), (Some(a), Some(b)) if a == b)
+}
+
 impl Registry {
     /// A client for `reference`'s repository: plain HTTP when its host is loopback or listed in
     /// `insecure` (host or host:port), HTTPS otherwise.
@@ -107,27 +134,15 @@ impl Registry {
     fn credentials_may_go_to(&self, realm: &str) -> Result<()> {
         let url = url::Url::parse(realm)
             .map_err(|e| anyhow!("its token realm {realm:?} is not a URL ({e})"))?;
-        let origin = url.origin();
-        let own = url::Url::parse(&self.base).map(|u| u.origin()).ok();
-        let listed = self
-            .token_realm
-            .as_deref()
-            .and_then(|r| url::Url::parse(r).ok())
-            .map(|u| u.origin());
-        if own.as_ref() != Some(&origin) && listed.as_ref() != Some(&origin) {
+        let listed = self.token_realm.as_deref();
+        if !same_origin(realm, &self.base) && !listed.is_some_and(|l| same_origin(realm, l)) {
             bail!(
                 "its token realm {} is on another origin than the registry ({}); the credentials go only to the registry's own origin, or to the realm the operator lists (the source's `token_realm`, push --token-realm)",
                 redact_url(realm),
                 self.base
             );
         }
-        let host = url.host_str().unwrap_or_default();
-        let host_port = match url.port() {
-            Some(port) => format!("{host}:{port}"),
-            None => host.to_owned(),
-        };
-        let plain_ok =
-            url.scheme() == "http" && plain_http_allowed(host, &host_port, &self.insecure);
+        let plain_ok = url.scheme() == "http" && plain_http_allowed_url(&url, &self.insecure);
         if url.scheme() != "https" && !plain_ok {
             bail!(
                 "its token realm {} is not HTTPS; refusing to send the credentials",
@@ -318,7 +333,7 @@ impl Registry {
         let mut url = url.to_owned();
         let mut authenticated = false;
         for _ in 0..5 {
-            let same_origin = url.starts_with(&format!("{}/", self.base));
+            let same_origin = same_origin(&url, &self.base);
             let mut request = self.agent.get(&url).header("Accept", accept);
             let bearer = self
                 .bearer
@@ -616,6 +631,62 @@ mod tests {
     }
 
     #[test]
+    fn one_origin_rule() {
+        let same = [
+            // The scheme's default port, written or not.
+            (
+                "https://reg.example.com/v2/",
+                "https://reg.example.com:443/token",
+            ),
+            ("http://reg.example.com/a", "http://reg.example.com:80/b"),
+            // The host's case.
+            ("https://REG.Example.COM/v2/", "https://reg.example.com"),
+            // Userinfo does not count.
+            (
+                "https://user:secret@reg.example.com/x",
+                "https://reg.example.com/y",
+            ),
+            (
+                "http://[::1]:5000/v2/",
+                "http://[0:0:0:0:0:0:0:1]:5000/auth",
+            ),
+        ];
+        for (a, b) in same {
+            assert!(same_origin(a, b) && same_origin(b, a), "{a} {b}");
+        }
+        let other = [
+            // Prefix tricks: a longer host, a host in the userinfo, a host in the path.
+            (
+                "https://reg.example.com",
+                "https://reg.example.com.evil/token",
+            ),
+            ("https://reg.example.com", "https://reg.example.com.evil"),
+            (
+                "https://reg.example.com",
+                "https://reg.example.com@evil.example/token",
+            ),
+            (
+                "https://reg.example.com",
+                "https://evil.example/https://reg.example.com/",
+            ),
+            ("https://reg.example.com", "https://evil.reg.example.com/"),
+            // Another port (also the other scheme's default), another scheme.
+            ("https://reg.example.com", "https://reg.example.com:8443/"),
+            ("https://reg.example.com", "https://reg.example.com:80/"),
+            ("https://reg.example.com", "http://reg.example.com/"),
+            // Another name for the same address.
+            ("http://127.0.0.1:5000", "http://localhost:5000"),
+            // Not an http(s) URL: on no origin, not even its own.
+            ("file:///tmp/x", "file:///tmp/x"),
+            ("data:text/plain,x", "data:text/plain,x"),
+            ("not a url", "not a url"),
+        ];
+        for (a, b) in other {
+            assert!(!same_origin(a, b) && !same_origin(b, a), "{a} {b}");
+        }
+    }
+
+    #[test]
     fn credentials_go_only_to_the_registry_s_origin_or_the_listed_realm() {
         let client = |reference: &str, listed: Option<&str>| {
             Registry::new(
@@ -674,6 +745,9 @@ mod tests {
                 .credentials_may_go_to("http://10.0.0.9/auth")
                 .is_err()
         );
+        // IPv6 loopback in plain HTTP.
+        let v6 = client("[::1]:5000/a:1", None);
+        assert!(v6.credentials_may_go_to("http://[::1]:5000/auth").is_ok());
         let listed = client("127.0.0.1:5000/a:1", Some("http://plain.example:5000"));
         assert!(
             listed
