@@ -557,30 +557,91 @@ impl Drop for Pg {
     }
 }
 
-/// Runs git for a fixture (identity and defaults from the environment, never the global config).
-pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "init.defaultBranch=main",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .output()
-        .expect("git runs");
+/// Runs `cmd` (a tool a fixture needs: openssl, skopeo, git, the binary) and returns its stdout;
+/// panics with the command and its stderr unless it exits 0.
+#[track_caller]
+pub fn succeed(cmd: &mut Command) -> Vec<u8> {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
     assert!(
         out.status.success(),
-        "git {args:?} failed: {}",
+        "{cmd:?}: {}\n{}",
+        out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    out.stdout
+}
+
+/// An ECDSA P-256 key pair in `dir` as openssl writes it: `<name>.key` (private, PKCS#8 PEM)
+/// and `<name>.pub` (public, SPKI PEM).
+pub fn key_pair(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let private = dir.join(format!("{name}.key"));
+    let public = dir.join(format!("{name}.pub"));
+    succeed(
+        Command::new("openssl")
+            .args(["genpkey", "-algorithm", "EC"])
+            .args(["-pkeyopt", "ec_paramgen_curve:P-256", "-out"])
+            .arg(&private),
+    );
+    succeed(
+        Command::new("openssl")
+            .args(["pkey", "-pubout", "-in"])
+            .arg(&private)
+            .arg("-out")
+            .arg(&public),
+    );
+    (private, public)
+}
+
+/// A name part no earlier call returned (the clock, and a counter for calls within one tick):
+/// for fresh files and folders.
+pub fn unique_suffix() -> String {
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    format!("{nanos:x}-{call}")
+}
+
+/// Runs git for a fixture (identity and defaults from the environment, never the global config).
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = succeed(
+        Command::new("git")
+            .args(["-c", "init.defaultBranch=main"])
+            .args(["-c", "commit.gpgsign=false"])
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_AUTHOR_NAME", "Test")
+            .env("GIT_AUTHOR_EMAIL", "test@example.invalid")
+            .env("GIT_COMMITTER_NAME", "Test")
+            .env("GIT_COMMITTER_EMAIL", "test@example.invalid")
+            .env("GIT_TERMINAL_PROMPT", "0"),
+    );
+    String::from_utf8_lossy(&out).trim().to_owned()
+}
+
+/// One OCI source of `config` as a replica serves it: snapshots below `content`, fetches given
+/// 10 s, tokens read through `env` (`|_| None`: anonymous).
+pub fn oci_replica(
+    config: skills_mcp::sources::oci::OciSourceConfig,
+    content: &Path,
+    env: impl Fn(&str) -> Option<String>,
+) -> std::sync::Arc<skills_mcp::sources::Sources> {
+    use skills_mcp::sources::{GitConfig, SourceConfig, Sources};
+    let sources = Sources::new(
+        &[SourceConfig::Oci {
+            config,
+            insecure_registries: Vec::new(),
+        }],
+        &GitConfig {
+            content_dir: content.to_path_buf(),
+            timeout_seconds: 10,
+        },
+        env,
+    )
+    .unwrap();
+    std::sync::Arc::new(sources)
 }
 
 /// A bare remote and a working clone that pushes to it.

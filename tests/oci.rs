@@ -12,11 +12,11 @@ use std::sync::Arc;
 
 use serde_json::json;
 use sha2::{Digest as _, Sha256};
+use skills_mcp::sources::Sources;
 use skills_mcp::sources::oci::{OciSourceConfig, VerifyConfig};
-use skills_mcp::sources::{GitConfig, SourceConfig, Sources};
 use tempfile::TempDir;
 
-use crate::common::{Registry, Service, require_service};
+use crate::common::{Registry, Service, key_pair, oci_replica, require_service, succeed};
 
 fn sha(bytes: &[u8]) -> String {
     let h = Sha256::digest(bytes);
@@ -171,19 +171,14 @@ fn sign(reg: &Registry, work: &Path, repo: &str, digest: &str, key: &Path) {
     .to_string();
     let payload_file = work.join("payload.json");
     std::fs::write(&payload_file, &payload).unwrap();
-    let out = Command::new("openssl")
-        .args(["dgst", "-sha256", "-sign"])
-        .arg(key)
-        .arg(&payload_file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let der = succeed(
+        Command::new("openssl")
+            .args(["dgst", "-sha256", "-sign"])
+            .arg(key)
+            .arg(&payload_file),
     );
     use base64::Engine as _;
-    let signature = base64::engine::general_purpose::STANDARD.encode(&out.stdout);
+    let signature = base64::engine::general_purpose::STANDARD.encode(&der);
     let tag = format!("{}.sig", digest.replace(':', "-"));
     let dir = work.join(format!("sig-{}", &tag[7..19]));
     let _ = std::fs::remove_dir_all(&dir);
@@ -215,52 +210,10 @@ fn skopeo_copy(layout: &Path, tag: &str, dest: &str, all: bool) {
     if all {
         cmd.arg("--all");
     }
-    let out = cmd
-        .arg(format!("oci:{}:{tag}", layout.display()))
-        .arg(format!("docker://{dest}"))
-        .output()
-        .expect("run skopeo");
-    assert!(
-        out.status.success(),
-        "skopeo copy: {}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        cmd.arg(format!("oci:{}:{tag}", layout.display()))
+            .arg(format!("docker://{dest}")),
     );
-}
-
-/// An ECDSA P-256 key pair as openssl writes it: (private PKCS#8 PEM, public SPKI PEM).
-fn key_pair(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
-    let private = dir.join(format!("{name}.key"));
-    let public = dir.join(format!("{name}.pub"));
-    let out = Command::new("openssl")
-        .args([
-            "genpkey",
-            "-algorithm",
-            "EC",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-out",
-        ])
-        .arg(&private)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let out = Command::new("openssl")
-        .args(["pkey", "-pubout", "-in"])
-        .arg(&private)
-        .arg("-out")
-        .arg(&public)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (private, public)
 }
 
 fn oci_sources(content: &Path, reference: &str, key: Option<&Path>) -> Arc<Sources> {
@@ -268,20 +221,7 @@ fn oci_sources(content: &Path, reference: &str, key: Option<&Path>) -> Arc<Sourc
     config.verify = key.map(|k| VerifyConfig {
         key: k.to_path_buf(),
     });
-    Arc::new(
-        Sources::new(
-            &[SourceConfig::Oci {
-                config,
-                insecure_registries: Vec::new(),
-            }],
-            &GitConfig {
-                content_dir: content.to_path_buf(),
-                timeout_seconds: 10,
-            },
-            |_| None,
-        )
-        .unwrap(),
-    )
+    oci_replica(config, content, |_| None)
 }
 
 fn served(sources: &Sources, name: &str) -> String {
@@ -516,13 +456,7 @@ async fn a_pushed_skill_is_reproducible_signed_and_served_by_another_replica() {
         if signed {
             cmd.arg("--key").arg(&key);
         }
-        let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
+        String::from_utf8(succeed(&mut cmd)).unwrap()
     };
     let first = push(&reference, true);
     let digest = first
@@ -538,38 +472,22 @@ async fn a_pushed_skill_is_reproducible_signed_and_served_by_another_replica() {
     let again = push(&format!("{}/other/forms:x", reg.host()), false);
     assert!(again.contains(&digest), "{first} / {again}");
     // skopeo, an independent client, reads what we pushed: the index and its platforms.
-    let out = Command::new("skopeo")
-        .args(["inspect", "--tls-verify=false", "--raw"])
-        .arg(format!("docker://{reference}"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let raw = succeed(
+        Command::new("skopeo")
+            .args(["inspect", "--tls-verify=false", "--raw"])
+            .arg(format!("docker://{reference}")),
     );
-    assert_eq!(sha(&out.stdout), digest);
-    let index: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(sha(&raw), digest);
+    let index: serde_json::Value = serde_json::from_slice(&raw).unwrap();
     assert_eq!(index["artifactType"], "dev.toolhive.skills.v1");
     assert_eq!(index["manifests"].as_array().unwrap().len(), 2);
-    let out = Command::new("skopeo")
-        .args([
-            "inspect",
-            "--tls-verify=false",
-            "--override-os",
-            "linux",
-            "--override-arch",
-            "amd64",
-        ])
-        .arg(format!("docker://{reference}"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let inspected = succeed(
+        Command::new("skopeo")
+            .args(["inspect", "--tls-verify=false"])
+            .args(["--override-os", "linux", "--override-arch", "amd64"])
+            .arg(format!("docker://{reference}")),
     );
-    let inspected: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let inspected: serde_json::Value = serde_json::from_slice(&inspected).unwrap();
     assert_eq!(inspected["Labels"]["dev.toolhive.skills.name"], "forms");
     assert_eq!(inspected["Labels"]["dev.toolhive.skills.version"], "1.10");
     // Another replica verifies the signature and serves the same bytes, by digest too.
@@ -583,20 +501,7 @@ async fn a_pushed_skill_is_reproducible_signed_and_served_by_another_replica() {
         config.verify = Some(VerifyConfig {
             key: public.clone(),
         });
-        let sources = Arc::new(
-            Sources::new(
-                &[SourceConfig::Oci {
-                    config,
-                    insecure_registries: Vec::new(),
-                }],
-                &GitConfig {
-                    content_dir: content.clone(),
-                    timeout_seconds: 10,
-                },
-                |_| None,
-            )
-            .unwrap(),
-        );
+        let sources = oci_replica(config, &content, |_| None);
         let problems = sources.initialize().await;
         assert!(problems.is_empty(), "{problems:?}");
         let root = &sources.roots()[0].path;
@@ -620,18 +525,7 @@ async fn a_pushed_skill_is_reproducible_signed_and_served_by_another_replica() {
     config.verify = Some(VerifyConfig {
         key: public.clone(),
     });
-    let sources = Sources::new(
-        &[SourceConfig::Oci {
-            config,
-            insecure_registries: Vec::new(),
-        }],
-        &GitConfig {
-            content_dir: work.join("unsigned"),
-            timeout_seconds: 10,
-        },
-        |_| None,
-    )
-    .unwrap();
+    let sources = oci_replica(config, &work.join("unsigned"), |_| None);
     let problems = sources.initialize().await;
     assert!(problems[0].contains("unsigned"), "{problems:?}");
 }

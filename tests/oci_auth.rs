@@ -16,29 +16,16 @@ use base64::Engine as _;
 use serde_json::json;
 use sha2::{Digest as _, Sha256};
 use skills_mcp::sources::oci::OciSourceConfig;
-use skills_mcp::sources::{GitConfig, SourceConfig, Sources};
 use tempfile::TempDir;
 
-use crate::common::{Registry, Service, require_service};
+use crate::common::{
+    Registry, Service, key_pair, oci_replica, require_service, succeed, unique_suffix,
+};
 
 const SERVICE: &str = "skills-test-registry";
 const ISSUER: &str = "skills-test-issuer";
 const USER: &str = "alice";
 const SECRET: &str = "s3cret";
-
-fn openssl(args: &[&str], dir: &Path) -> Vec<u8> {
-    let out = Command::new("openssl")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "openssl {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out.stdout
-}
 
 /// The libtrust key ID distribution matches a JWT's `kid` against: the SHA-256 of the
 /// public key's DER (SubjectPublicKeyInfo), its first 240 bits in base32, in groups of four
@@ -204,30 +191,14 @@ async fn pull(
         config.token_env = Some("REG_TOKEN".into());
     }
     config.token_realm = token_realm;
-    let content = work.join(format!("replica-{}", rand_suffix()));
+    let content = work.join(format!("replica-{}", unique_suffix()));
     let token = token.map(str::to_owned);
-    let sources = Sources::new(
-        &[SourceConfig::Oci {
-            config,
-            insecure_registries: Vec::new(),
-        }],
-        &GitConfig {
-            content_dir: content,
-            timeout_seconds: 10,
-        },
-        move |var| (var == "REG_TOKEN").then(|| token.clone()).flatten(),
-    )
-    .unwrap();
+    let sources = oci_replica(config, &content, move |var| {
+        (var == "REG_TOKEN").then(|| token.clone()).flatten()
+    });
     let problems = sources.initialize().await;
     let served = std::fs::read_to_string(sources.roots()[0].path.join("forms/SKILL.md")).ok();
     (problems, served)
-}
-
-fn rand_suffix() -> u128 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -238,47 +209,30 @@ async fn a_token_realm_gets_the_credentials_only_on_the_operator_s_terms() {
     let tmp = TempDir::new().unwrap();
     let work = tmp.path();
     // The token server's key and the self-signed certificate the registry trusts.
-    openssl(
-        &[
-            "genpkey",
-            "-algorithm",
-            "EC",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-out",
-            "token.key",
-        ],
-        work,
+    let (key, _) = key_pair(work, "token");
+    let certificate = work.join("token.crt");
+    succeed(
+        Command::new("openssl")
+            .args(["req", "-x509", "-new", "-key"])
+            .arg(&key)
+            .args(["-subj", "/CN=skills-mcp test token issuer", "-days", "2"])
+            .arg("-out")
+            .arg(&certificate),
     );
-    openssl(
-        &[
-            "req",
-            "-x509",
-            "-new",
-            "-key",
-            "token.key",
-            "-subj",
-            "/CN=skills-mcp test token issuer",
-            "-days",
-            "2",
-            "-out",
-            "token.crt",
-        ],
-        work,
-    );
-    let spki = openssl(
-        &["pkey", "-in", "token.key", "-pubout", "-outform", "DER"],
-        work,
+    let spki = succeed(
+        Command::new("openssl")
+            .args(["pkey", "-pubout", "-outform", "DER", "-in"])
+            .arg(&key),
     );
     let kid = libtrust_key_id(&spki);
-    let tokens = TokenServer::start(std::fs::read(work.join("token.key")).unwrap(), kid);
+    let tokens = TokenServer::start(std::fs::read(&key).unwrap(), kid);
     let realm = format!("http://127.0.0.1:{}/token", tokens.port);
     let reg = Registry::start_with(
         &bin,
         &work.join("registry"),
         &format!(
             "auth:\n  token:\n    realm: {realm}\n    service: {SERVICE}\n    issuer: {ISSUER}\n    rootcertbundle: {}\n",
-            work.join("token.crt").display()
+            certificate.display()
         ),
     );
     let skill = work.join("src/forms");

@@ -5,15 +5,13 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::Arc;
 
 use base64::Engine as _;
 use skills_mcp::sources::oci::push::signing_key_with;
 use skills_mcp::sources::oci::{OciSourceConfig, VerifyConfig};
-use skills_mcp::sources::{GitConfig, SourceConfig, Sources};
 use tempfile::TempDir;
 
-use crate::common::{Registry, Service, require_service};
+use crate::common::{Registry, Service, key_pair, oci_replica, require_service, succeed};
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -153,42 +151,21 @@ fn a_key_sealed_by_libsodium_opens_to_openssl_s_public_key() {
         return;
     };
     let tmp = TempDir::new().unwrap();
-    let run = |cmd: &mut Command| {
-        let out = cmd.output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        out.stdout
-    };
-    let plain = tmp.path().join("plain.pem");
+    let (plain, public) = key_pair(tmp.path(), "plain");
     let der = tmp.path().join("plain.der");
-    let public = tmp.path().join("plain.pub");
-    run(Command::new("openssl")
-        .args([
-            "genpkey",
-            "-algorithm",
-            "EC",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-out",
-        ])
-        .arg(&plain));
-    run(Command::new("openssl")
-        .args(["pkcs8", "-topk8", "-nocrypt", "-outform", "DER", "-in"])
-        .arg(&plain)
-        .arg("-out")
-        .arg(&der));
-    run(Command::new("openssl")
-        .args(["pkey", "-pubout", "-in"])
-        .arg(&plain)
-        .arg("-out")
-        .arg(&public));
-    let sealed = run(Command::new(python)
-        .args(["-c", SEAL_PY])
-        .arg(&der)
-        .arg("correct horse"));
+    succeed(
+        Command::new("openssl")
+            .args(["pkcs8", "-topk8", "-nocrypt", "-outform", "DER", "-in"])
+            .arg(&plain)
+            .arg("-out")
+            .arg(&der),
+    );
+    let sealed = succeed(
+        Command::new(python)
+            .args(["-c", SEAL_PY])
+            .arg(&der)
+            .arg("correct horse"),
+    );
     let key = tmp.path().join("sealed.key");
     std::fs::write(&key, sealed).unwrap();
     let pair = signing_key_with(&key, Some(b"correct horse")).unwrap();
@@ -251,20 +228,7 @@ async fn a_skill_pushed_with_cosign_s_encrypted_key_is_verified_by_a_replica() {
     config.verify = Some(VerifyConfig {
         key: fixture("sigstore-labelled.pub"),
     });
-    let sources = Arc::new(
-        Sources::new(
-            &[SourceConfig::Oci {
-                config,
-                insecure_registries: Vec::new(),
-            }],
-            &GitConfig {
-                content_dir: work.join("replica"),
-                timeout_seconds: 10,
-            },
-            |_| None,
-        )
-        .unwrap(),
-    );
+    let sources = oci_replica(config, &work.join("replica"), |_| None);
     let problems = sources.initialize().await;
     assert!(problems.is_empty(), "{problems:?}");
     let served = std::fs::read_to_string(sources.roots()[0].path.join("notes/SKILL.md")).unwrap();
@@ -274,18 +238,7 @@ async fn a_skill_pushed_with_cosign_s_encrypted_key_is_verified_by_a_replica() {
     config.verify = Some(VerifyConfig {
         key: fixture("cosign-labelled.pub"),
     });
-    let sources = Sources::new(
-        &[SourceConfig::Oci {
-            config,
-            insecure_registries: Vec::new(),
-        }],
-        &GitConfig {
-            content_dir: work.join("other-key"),
-            timeout_seconds: 10,
-        },
-        |_| None,
-    )
-    .unwrap();
+    let sources = oci_replica(config, &work.join("other-key"), |_| None);
     let problems = sources.initialize().await;
     assert!(!problems.is_empty(), "accepted a signature by another key");
 }

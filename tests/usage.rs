@@ -20,7 +20,9 @@ use skills_mcp::usage::store::Row;
 use skills_mcp::usage::{Location, RecordSubjects, Recorder, Store};
 use tempfile::TempDir;
 
-use crate::common::{PG_PASSWORD, Pg, Service, agent_skill_md, bin, require_service, tree};
+use crate::common::{
+    PG_PASSWORD, Pg, Service, agent_skill_md, bin, require_service, tree, unique_suffix,
+};
 
 /// Three skills: `pdf` and `csv` are found by their words, `zip` is never asked for.
 fn skills() -> TempDir {
@@ -60,7 +62,7 @@ pub(crate) struct Client {
 impl Client {
     /// Starts `skills-mcp --root ROOT serve` with `env`, in `home` (also HOME), and initializes.
     pub(crate) fn start(root: &Path, home: &Path, env: &[(&str, &str)], extra: &[&str]) -> Client {
-        let stderr = home.join(format!("stderr-{}.log", uuid_like()));
+        let stderr = home.join(format!("stderr-{}.log", unique_suffix()));
         let mut cmd = bin();
         cmd.arg("--no-default-roots")
             .arg("--root")
@@ -162,16 +164,6 @@ impl Client {
         self.child.kill().unwrap();
         let _ = self.child.wait();
     }
-}
-
-fn uuid_like() -> String {
-    format!(
-        "{:x}",
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    )
 }
 
 /// `count` get_skill requests: `pdf` ones are served, `moon` ones find nothing.
