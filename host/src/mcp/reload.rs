@@ -3,7 +3,8 @@
 //! (list-changed notifications for resources, prompts and tools).
 //!
 //! The watcher is inotify read by a task on Linux (`reload/inotify.rs`: a watch per folder,
-//! kept as its parent and name), `notify` elsewhere.
+//! kept as its parent and name), `notify` elsewhere (`reload/portable.rs`, compiled and
+//! unit-tested on Linux too: both pass the same folder cases, `tests::folder_cases`).
 
 use std::{path::PathBuf, time::Duration};
 
@@ -14,6 +15,8 @@ use super::SkillsServer;
 
 #[cfg(target_os = "linux")]
 mod inotify;
+#[cfg(any(not(target_os = "linux"), test))]
+mod portable;
 
 /// Keeps the watcher alive; dropping it stops live reload.
 pub struct WatchGuard {
@@ -64,43 +67,12 @@ pub fn start_watching(roots: Vec<PathBuf>) -> Result<Watching> {
     };
     #[cfg(not(target_os = "linux"))]
     let watching = Watching {
-        watcher: notify_watcher(&roots, tx)?,
+        watcher: portable::watch(&roots, tx)?,
         changes,
     };
     // The walk's buffers, freed on this thread, go back now (not at its next allocation).
     crate::allocator::release_freed();
     Ok(watching)
-}
-
-/// `notify`'s watcher of `roots`, sending `()` on `tx` for each relevant event.
-#[cfg(not(target_os = "linux"))]
-fn notify_watcher(
-    roots: &[PathBuf],
-    tx: mpsc::UnboundedSender<()>,
-) -> Result<notify::RecommendedWatcher> {
-    use anyhow::Context as _;
-    use notify::{EventKind, RecursiveMode, Watcher};
-    let handler = move |event: notify::Result<notify::Event>| match event {
-        Ok(event) => {
-            if matches!(event.kind, EventKind::Access(_)) {
-                return;
-            }
-            if event.paths.is_empty() || event.paths.iter().any(|p| relevant(p)) {
-                let _ = tx.send(());
-            }
-        }
-        Err(e) => tracing::warn!("file watcher: {}", crate::logsafe::Escaped(e.to_string())),
-    };
-    // Symlinks are not followed: the index never follows them either.
-    let config = notify::Config::default().with_follow_symlinks(false);
-    let mut watcher =
-        notify::RecommendedWatcher::new(handler, config).context("starting the file watcher")?;
-    for root in roots {
-        watcher
-            .watch(root, RecursiveMode::Recursive)
-            .with_context(|| format!("watching {}", root.display()))?;
-    }
-    Ok(watcher)
 }
 
 impl Watching {
@@ -147,5 +119,99 @@ impl Watching {
             events,
             task,
         }
+    }
+}
+
+/// The folder cases every watcher passes (inotify's and `notify`'s, on Linux; `notify`'s
+/// backends elsewhere).
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+    use std::time::Duration;
+
+    use tokio::sync::mpsc;
+
+    fn mkdir(p: &Path) {
+        std::fs::create_dir_all(p).unwrap();
+    }
+
+    /// A change, within a few seconds.
+    async fn changed(rx: &mut mpsc::UnboundedReceiver<()>) -> bool {
+        tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .is_ok_and(|c| c.is_some())
+    }
+
+    /// No change for a while.
+    async fn quiet(rx: &mut mpsc::UnboundedReceiver<()>) -> bool {
+        tokio::time::timeout(Duration::from_millis(300), rx.recv())
+            .await
+            .is_err()
+    }
+
+    /// The root `tmp/root` the cases start from: `a/b`, `.git/objects`, `c/node_modules/x`, and
+    /// `link`, a symbolic link to the folder `tmp/outside`.
+    pub fn folders(tmp: &Path) -> PathBuf {
+        let root = tmp.join("root");
+        mkdir(&root.join("a/b"));
+        mkdir(&root.join(".git/objects"));
+        mkdir(&root.join("c/node_modules/x"));
+        let outside = tmp.join("outside");
+        mkdir(&outside);
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&outside, root.join("link")).unwrap();
+        root
+    }
+
+    /// With a watcher of `root` ([`folders`]) sending on `rx`: writes in `.git`,
+    /// `node_modules` and through the link, and reads, are no change; a file written, a new
+    /// folder (and the folders in it), a folder moved within the root (and then written in), a
+    /// file and a folder deleted are; a folder moved out of the root is no longer watched.
+    pub async fn folder_cases(tmp: &Path, root: &Path, rx: &mut mpsc::UnboundedReceiver<()>) {
+        // Inside `.git` or `node_modules`, and reading a file: nothing.
+        std::fs::write(root.join(".git/objects/o"), "x").unwrap();
+        std::fs::write(root.join("c/node_modules/x/f"), "x").unwrap();
+        std::fs::write(tmp.join("outside/f"), "x").unwrap();
+        std::fs::write(root.join("a/b/SKILL.md"), "x").unwrap();
+        assert!(changed(rx).await, "a file written in a/b");
+        while !quiet(rx).await {}
+        let _ = std::fs::read(root.join("a/b/SKILL.md")).unwrap();
+        std::fs::write(root.join(".git/HEAD"), "x").unwrap();
+        std::fs::write(root.join("c/node_modules/x/g"), "x").unwrap();
+        std::fs::write(tmp.join("outside/g"), "x").unwrap();
+        assert!(
+            quiet(rx).await,
+            "a read, and writes in .git, node_modules and through a link, are no change"
+        );
+
+        // A folder made with folders inside: those are watched too.
+        mkdir(&root.join("new/deep/er"));
+        assert!(changed(rx).await);
+        while !quiet(rx).await {}
+        std::fs::write(root.join("new/deep/er/SKILL.md"), "x").unwrap();
+        assert!(changed(rx).await, "a file written in a new folder");
+
+        // A folder moved within the root is followed; moved out, it is not.
+        while !quiet(rx).await {}
+        std::fs::rename(root.join("new"), root.join("a/moved")).unwrap();
+        assert!(changed(rx).await);
+        while !quiet(rx).await {}
+        std::fs::write(root.join("a/moved/deep/f"), "x").unwrap();
+        assert!(changed(rx).await, "a file written in a moved folder");
+        while !quiet(rx).await {}
+        std::fs::rename(root.join("a/moved"), tmp.join("away")).unwrap();
+        assert!(changed(rx).await);
+        while !quiet(rx).await {}
+        std::fs::write(tmp.join("away/deep/er/f"), "x").unwrap();
+        assert!(
+            quiet(rx).await,
+            "a folder moved out of the root is not watched"
+        );
+
+        // A deleted file and folder.
+        std::fs::remove_file(root.join("a/b/SKILL.md")).unwrap();
+        assert!(changed(rx).await);
+        std::fs::remove_dir_all(root.join("a")).unwrap();
+        assert!(changed(rx).await);
     }
 }

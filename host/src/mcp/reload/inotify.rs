@@ -256,86 +256,19 @@ fn warn_stopped(e: &dyn std::fmt::Display) {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::{folder_cases, folders};
     use super::*;
-    use std::time::Duration;
-
-    fn mkdir(p: &Path) {
-        std::fs::create_dir_all(p).unwrap();
-    }
-
-    /// A change, within a few seconds.
-    async fn changed(rx: &mut mpsc::UnboundedReceiver<()>) -> bool {
-        tokio::time::timeout(Duration::from_secs(5), rx.recv())
-            .await
-            .is_ok_and(|c| c.is_some())
-    }
-
-    /// No change for a while.
-    async fn quiet(rx: &mut mpsc::UnboundedReceiver<()>) -> bool {
-        tokio::time::timeout(Duration::from_millis(300), rx.recv())
-            .await
-            .is_err()
-    }
 
     #[tokio::test]
     async fn watches_every_folder_but_git_and_node_modules_and_follows_new_and_moved_ones() {
         let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("root");
-        mkdir(&root.join("a/b"));
-        mkdir(&root.join(".git/objects"));
-        mkdir(&root.join("c/node_modules/x"));
-        let outside = tmp.path().join("outside");
-        mkdir(&outside);
-        std::os::unix::fs::symlink(&outside, root.join("link")).unwrap();
+        let root = folders(tmp.path());
         let tree = Tree::watch(std::slice::from_ref(&root)).unwrap();
         // root, a, a/b, c (not .git, node_modules or the link's target)
         assert_eq!(tree.len(), 4, "{tree:?}");
         let (tx, mut rx) = mpsc::unbounded_channel();
         let task = tokio::spawn(tree.run(tx));
-
-        // Inside `.git` or `node_modules`, and reading a file: nothing.
-        std::fs::write(root.join(".git/objects/o"), "x").unwrap();
-        std::fs::write(root.join("c/node_modules/x/f"), "x").unwrap();
-        std::fs::write(outside.join("f"), "x").unwrap();
-        std::fs::write(root.join("a/b/SKILL.md"), "x").unwrap();
-        assert!(changed(&mut rx).await, "a file written in a/b");
-        while !quiet(&mut rx).await {}
-        let _ = std::fs::read(root.join("a/b/SKILL.md")).unwrap();
-        std::fs::write(root.join(".git/HEAD"), "x").unwrap();
-        assert!(
-            quiet(&mut rx).await,
-            "a read and a write in .git are no change"
-        );
-
-        // A folder made with folders inside: those are watched too.
-        mkdir(&root.join("new/deep/er"));
-        assert!(changed(&mut rx).await);
-        while !quiet(&mut rx).await {}
-        std::fs::write(root.join("new/deep/er/SKILL.md"), "x").unwrap();
-        assert!(changed(&mut rx).await, "a file written in a new folder");
-
-        // A folder moved within the root is followed; moved out, it is not.
-        while !quiet(&mut rx).await {}
-        std::fs::rename(root.join("new"), root.join("a/moved")).unwrap();
-        assert!(changed(&mut rx).await);
-        while !quiet(&mut rx).await {}
-        std::fs::write(root.join("a/moved/deep/f"), "x").unwrap();
-        assert!(changed(&mut rx).await, "a file written in a moved folder");
-        while !quiet(&mut rx).await {}
-        std::fs::rename(root.join("a/moved"), tmp.path().join("away")).unwrap();
-        assert!(changed(&mut rx).await);
-        while !quiet(&mut rx).await {}
-        std::fs::write(tmp.path().join("away/deep/er/f"), "x").unwrap();
-        assert!(
-            quiet(&mut rx).await,
-            "a folder moved out of the root is not watched"
-        );
-
-        // A deleted file and folder.
-        std::fs::remove_file(root.join("a/b/SKILL.md")).unwrap();
-        assert!(changed(&mut rx).await);
-        std::fs::remove_dir_all(root.join("a")).unwrap();
-        assert!(changed(&mut rx).await);
+        folder_cases(tmp.path(), &root, &mut rx).await;
         task.abort();
     }
 
