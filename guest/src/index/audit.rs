@@ -198,6 +198,18 @@ struct Tally {
 }
 
 impl Tally {
+    /// Keep of its requests only those its evidence explains ([`Index::evidence`]): the
+    /// first [`EVIDENCE_REQUESTS`] it wins or ties, else the first it comes close on.
+    fn keep_evidence(&mut self) {
+        let kept = if self.won > 0 {
+            self.won.min(EVIDENCE_REQUESTS)
+        } else {
+            1
+        };
+        self.requests.truncate(kept);
+        self.won = self.won.min(kept);
+    }
+
     /// Skill `doc`, met for the first time: nothing counted yet.
     fn new(doc: usize) -> Self {
         Tally {
@@ -217,6 +229,9 @@ impl Tally {
 /// What searching one skill's requests found.
 struct Searched {
     tallies: Vec<Tally>,
+    /// The skills that win or tie its requests whose descriptions are near-identical to its
+    /// own (its `duplicate` findings), in the order of `tallies` when they were made.
+    duplicates: Vec<usize>,
     /// Requests it ranks first on (alone or tied at the top).
     wins: u32,
     /// Skills that ranked first instead, with how often.
@@ -371,6 +386,9 @@ impl Index {
             if params.mutual == 0 {
                 cut(&mut found.tallies, params);
             }
+            for t in &mut found.tallies {
+                t.keep_evidence();
+            }
             skills.push((s, found));
         }
         Ok(part::Part {
@@ -501,8 +519,8 @@ impl Index {
         if asked > 0 && found.wins == 0 {
             findings.push(self.unreachable(asked, &found.taken_by));
         }
-        for t in found.tallies.iter().filter(|t| t.count > 0) {
-            if let Some(f) = self.duplicate(s, t.doc) {
+        for &d in &found.duplicates {
+            if let Some(f) = self.duplicate(s, d) {
                 findings.push(f);
             }
         }
@@ -590,6 +608,7 @@ impl Index {
     fn search_requests(&self, s: usize, requests: &[String], params: &AuditParams) -> Searched {
         let mut found = Searched {
             tallies: Vec::new(),
+            duplicates: Vec::new(),
             wins: 0,
             taken_by: Vec::new(),
         };
@@ -652,6 +671,12 @@ impl Index {
                 }
             }
         }
+        found.duplicates = found
+            .tallies
+            .iter()
+            .filter(|t| t.count > 0 && self.duplicate(s, t.doc).is_some())
+            .map(|t| t.doc)
+            .collect();
         found
     }
 
@@ -805,8 +830,9 @@ impl Index {
 
 /// Leave out the tallies that cannot be among the [`AuditParams::keep`] closest whatever
 /// their reach: those behind the keep-th on the part of the order that comes before reach
-/// (closeness, then for orders 0 and 3 the requests won or tied); the ones that win or tie
-/// stay (their `duplicate` findings). Order kept.
+/// (closeness, then for orders 0 and 3 the requests won or tied). Order kept. (The
+/// `duplicate` findings, which look at every skill that wins or ties, are found before:
+/// [`Searched::duplicates`].)
 fn cut(tallies: &mut Vec<Tally>, params: &AuditParams) {
     if tallies.len() <= params.keep {
         return;
@@ -823,7 +849,7 @@ fn cut(tallies: &mut Vec<Tally>, params: &AuditParams) {
     let Some(&last) = keys.get(params.keep.saturating_sub(1)) else {
         return;
     };
-    tallies.retain(|t| t.count > 0 || key(t) >= last);
+    tallies.retain(|t| key(t) >= last);
 }
 
 /// Mutual closeness ([`AuditParams::mutual`]): each skill's tally of another gets how many of

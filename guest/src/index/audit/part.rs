@@ -18,7 +18,7 @@ pub(super) struct Part {
 }
 
 /// The first bytes of an encoded part (and its format's version).
-const MAGIC: &[u8; 8] = b"audit\x00\x00\x01";
+const MAGIC: &[u8; 8] = b"audit\x00\x00\x02";
 
 impl Part {
     pub fn encode(&self) -> Vec<u8> {
@@ -39,6 +39,10 @@ impl Part {
             for &(d, k) in &found.taken_by {
                 w.len(d);
                 w.u32(k);
+            }
+            w.len(found.duplicates.len());
+            for &d in &found.duplicates {
+                w.len(d);
             }
             w.len(found.tallies.len());
             for t in &found.tallies {
@@ -81,6 +85,7 @@ impl Part {
                 let taken_by = (0..r.len()?)
                     .map(|_| Some((r.len()?, r.u32()?)))
                     .collect::<Option<Vec<_>>>()?;
+                let duplicates = (0..r.len()?).map(|_| r.len()).collect::<Option<Vec<_>>>()?;
                 let mut tallies = Vec::new();
                 for _ in 0..r.len()? {
                     let mut t = Tally::new(r.len()?);
@@ -97,6 +102,7 @@ impl Part {
                     s,
                     Searched {
                         tallies,
+                        duplicates,
                         wins,
                         taken_by,
                     },
@@ -117,6 +123,7 @@ impl Part {
             && part.skills.iter().all(|(s, f)| {
                 in_index(*s)
                     && f.taken_by.iter().all(|&(d, _)| in_index(d))
+                    && f.duplicates.iter().all(|&d| in_index(d))
                     && f.tallies
                         .iter()
                         .all(|t| in_index(t.doc) && t.won <= t.requests.len())

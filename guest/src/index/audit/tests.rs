@@ -394,3 +394,48 @@ fn an_audit_in_parts_merges_to_the_one_audit() {
         Err(Error::InvalidArgument(_))
     ));
 }
+
+/// A part carries only what the merge reads (a 50,000-skill audit's parts must fit one engine
+/// instance): of each skill's tallies, those that may be among the closest once reach is known,
+/// each with only the requests its evidence explains; the `duplicate` findings found before.
+#[test]
+fn a_part_holds_only_what_the_merge_reads() {
+    // (skills made of the same few words: each comes among the hits of many others')
+    const WORDS: [&str; 8] = [
+        "clean", "merge", "files", "reports", "tables", "export", "check", "sync",
+    ];
+    let files: Vec<(String, String)> = (0..24)
+        .map(|i| {
+            let words: Vec<&str> = (0..4).map(|k| WORDS[(i * (k + 3) + k) % 8]).collect();
+            let d = format!("{}. {} them.", words.join(" "), WORDS[i % 8]);
+            (
+                format!("tool-{i}/SKILL.md"),
+                skill(&format!("tool-{i}"), &d),
+            )
+        })
+        .collect();
+    let idx = mem(&files).index();
+    let params = AuditParams::default();
+    let encoded = idx.audit_part(&[], 0, 1).unwrap();
+    let part = part::Part::decode(&encoded, idx.audit_fingerprint()).unwrap();
+    let (mut kept, mut all) = (0, 0);
+    for (s, found) in &part.skills {
+        let requests = derived_requests(&idx.docs[*s], &params);
+        let whole = idx.search_requests(*s, &requests, &params);
+        assert_eq!(found.duplicates, whole.duplicates);
+        assert_eq!(found.wins, whole.wins);
+        for t in &found.tallies {
+            let w = whole
+                .tallies
+                .iter()
+                .find(|w| w.doc == t.doc)
+                .expect("tallied");
+            assert_eq!((t.count, t.near), (w.count, w.near));
+            assert!(t.requests.len() <= EVIDENCE_REQUESTS && t.won <= t.requests.len());
+            assert_eq!(t.requests[..], w.requests[..t.requests.len()]);
+        }
+        kept += found.tallies.len();
+        all += whole.tallies.len();
+    }
+    assert!(kept < all, "{kept} of {all} tallies kept");
+}
