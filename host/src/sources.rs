@@ -45,6 +45,18 @@ use snapshots::{Snapshots, short};
 /// A boxed future, as [`Source::fetch`] returns (the trait is used as `dyn Source`).
 pub(crate) type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// `fetch`, a blocking fetch (an OCI registry's or an index's HTTP), run on tokio's blocking
+/// threads: a [`Source::fetch`] or [`Source::fetch_pinned`] of a blocking client.
+pub(crate) fn blocking<'a, T: Send + 'static>(
+    fetch: impl FnOnce() -> Result<T> + Send + 'static,
+) -> BoxFuture<'a, Result<T>> {
+    Box::pin(async move {
+        tokio::task::spawn_blocking(fetch)
+            .await
+            .map_err(|e| anyhow!("the fetch stopped: {e}"))?
+    })
+}
+
 /// What a fetch made: the revision now on the remote, its snapshot's folder to serve (below
 /// `trees/<revision>`, complete and checked), and how many files differ from the revision served.
 #[derive(Debug, Clone)]

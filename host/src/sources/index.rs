@@ -281,14 +281,10 @@ impl Source for IndexSource {
     fn fetch<'a>(&'a self, served: Option<&'a str>) -> BoxFuture<'a, Result<Fetched>> {
         let inner = Arc::clone(&self.inner);
         let served = served.map(str::to_owned);
-        Box::pin(async move {
-            tokio::task::spawn_blocking(move || {
-                inner
-                    .pull(served.as_deref())
-                    .with_context(|| inner.label.clone())
-            })
-            .await
-            .map_err(|e| anyhow!("the fetch stopped: {e}"))?
+        super::blocking(move || {
+            inner
+                .pull(served.as_deref())
+                .with_context(|| inner.label.clone())
         })
     }
 
@@ -300,14 +296,10 @@ impl Source for IndexSource {
         let inner = Arc::clone(&self.inner);
         let served = served.map(str::to_owned);
         let pin = pin.to_owned();
-        Box::pin(async move {
-            tokio::task::spawn_blocking(move || {
-                inner
-                    .pull_pinned(served.as_deref(), &pin)
-                    .with_context(|| inner.label.clone())
-            })
-            .await
-            .map_err(|e| anyhow!("the fetch stopped: {e}"))?
+        super::blocking(move || {
+            inner
+                .pull_pinned(served.as_deref(), &pin)
+                .with_context(|| inner.label.clone())
         })
     }
 }

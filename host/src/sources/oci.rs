@@ -276,11 +276,7 @@ impl Source for OciSource {
     fn fetch<'a>(&'a self, served: Option<&'a str>) -> BoxFuture<'a, Result<Fetched>> {
         let inner = Arc::clone(&self.inner);
         let served = served.map(str::to_owned);
-        Box::pin(async move {
-            tokio::task::spawn_blocking(move || inner.pull(served.as_deref()))
-                .await
-                .map_err(|e| anyhow!("the pull stopped: {e}"))?
-        })
+        super::blocking(move || inner.pull(served.as_deref()))
     }
 
     fn fetch_pinned<'a>(
@@ -291,11 +287,7 @@ impl Source for OciSource {
         let inner = Arc::clone(&self.inner);
         let served = served.map(str::to_owned);
         let pin = pin.to_owned();
-        Box::pin(async move {
-            tokio::task::spawn_blocking(move || inner.pull_pinned(served.as_deref(), &pin))
-                .await
-                .map_err(|e| anyhow!("the pull stopped: {e}"))?
-        })
+        super::blocking(move || inner.pull_pinned(served.as_deref(), &pin))
     }
 }
 
