@@ -91,13 +91,10 @@ impl TokenServer {
                     }
                 }
                 let target = request_line.split(' ').nth(1).unwrap_or("").to_owned();
-                let scope = target
-                    .split_once('?')
-                    .map(|(_, q)| q)
-                    .unwrap_or("")
-                    .split('&')
-                    .find_map(|kv| kv.strip_prefix("scope="))
-                    .map(percent_decode)
+                let query = target.split_once('?').map(|(_, q)| q).unwrap_or("");
+                let scope = url::form_urlencoded::parse(query.as_bytes())
+                    .find(|(k, _)| k == "scope")
+                    .map(|(_, v)| v.into_owned())
                     .unwrap_or_default();
                 let expected = format!(
                     "Basic {}",
@@ -125,25 +122,6 @@ impl TokenServer {
     fn seen(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
     }
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16)
-        {
-            out.push(b);
-            i += 3;
-            continue;
-        }
-        out.push(if bytes[i] == b'+' { b' ' } else { bytes[i] });
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A JWT for `scope` (`repository:NAME:ACTIONS`): all its actions for `user`, none for an

@@ -159,12 +159,8 @@ impl Section for SourcesConfig {
             }
         }
         for (i, origin) in self.index_origins.iter().enumerate() {
-            let parsed = url::Url::parse(origin.trim()).ok();
             c.need(
-                parsed
-                    .as_ref()
-                    .and_then(crate::sources::oci::registry::origin)
-                    .is_some(),
+                crate::sources::oci::registry::origin_of(origin).is_some(),
                 &format!("sources.index_origins[{i}]"),
                 format!("{origin:?}"),
                 "an http(s) origin such as https://cdn.example.com",

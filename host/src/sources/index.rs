@@ -234,8 +234,7 @@ impl IndexSource {
                 name: config.root_name(),
                 origins: origins
                     .iter()
-                    .filter_map(|o| url::Url::parse(o.trim()).ok())
-                    .filter_map(|u| registry::origin(&u))
+                    .filter_map(|o| registry::origin_of(o))
                     .collect(),
                 insecure: insecure.to_vec(),
                 token,

@@ -147,9 +147,9 @@ impl OciSourceConfig {
 
 /// A `token_realm` (a source's, `push --token-realm`): an http(s) URL; its origin counts.
 pub fn check_token_realm(realm: &str) -> Result<(), String> {
-    match url::Url::parse(realm) {
-        Ok(u) if matches!(u.scheme(), "https" | "http") && u.host_str().is_some() => Ok(()),
-        _ => Err(format!(
+    match registry::origin_of(realm) {
+        Some(_) => Ok(()),
+        None => Err(format!(
             "token_realm {realm:?} is not an http(s) URL such as https://auth.docker.io"
         )),
     }

@@ -84,10 +84,14 @@ pub fn origin(url: &url::Url) -> Option<url::Origin> {
     (matches!(url.scheme(), "http" | "https") && url.host().is_some()).then(|| url.origin())
 }
 
+/// The [`origin`] of the URL written `url` (`None` when it is not a URL, or on no origin).
+pub fn origin_of(url: &str) -> Option<url::Origin> {
+    url::Url::parse(url).ok().as_ref().and_then(origin)
+}
+
 /// Whether the URLs `a` and `b` are on one [`origin`] (a string that is not a URL is on none).
 pub fn same_origin(a: &str, b: &str) -> bool {
-    let of = |u: &str| url::Url::parse(u).ok().as_ref().and_then(origin);
-    matches!((of(a), of(b)), (Some(a), Some(b)) if a == b)
+    matches!((origin_of(a), origin_of(b)), (Some(a), Some(b)) if a == b)
 }
 
 impl Registry {
