@@ -112,12 +112,12 @@ struct Candidate {
     raw: f64,
     words: u32,
     mask: u64,
+    /// The slots it matched in describing fields (where a pair is held).
+    described: u64,
     key: f64,
     score: f64,
     /// What its pairs can add to its key at most, by its class (`0.0`: it holds none).
     bound: f64,
-    /// Whether it is of [`Class::OnePair`] (its bound is that of one pair).
-    one_pair: bool,
 }
 
 /// The `limit` best sort keys (without pairs) seen, best first.
@@ -623,12 +623,21 @@ impl SearchIndex {
             let others: f64 = pair_slots.iter().filter(|p| p.1 == 0).map(|p| p.0).sum();
             (heaviest, busiest, others)
         };
-        let held_room = |mask: u64| -> f64 {
-            let k = (mask.count_ones() as usize).min(busiest.len() - 1);
-            let pairs = (busiest[k] / 2).min(heaviest.len() - 1);
-            others_room + heaviest[pairs]
-        };
+        // (of a skill matching `n` slots in describing fields, at most all pairs' room: by
+        // `n` up to the number of slots, once a request, not a `min` of two floats a skill,
+        // which in WebAssembly is a call)
+        let held_rooms: Vec<f64> = (0..busiest.len())
+            .map(|k| {
+                let pairs = (busiest[k] / 2).min(heaviest.len() - 1);
+                pair_bound.min(others_room + heaviest[pairs])
+            })
+            .collect();
+        let held_room = |n: usize| held_rooms[n.min(held_rooms.len() - 1)];
         let whole_masks = q.slots.len() <= 64;
+        // The pairs' room of a skill of three words or more in describing fields, when it is
+        // taken from the number of slots it matched there ([`held_room`]; `whole_masks`) and
+        // pairs have any: those numbers are counted for a window's skills as their classes are.
+        let count_held = whole_masks && !q.pairs.is_empty();
         let params = &self.params;
         // The evidence factor's largest value: a key is at most the share times this.
         let evidence_max = params.single_word_factor.max(1.0);
@@ -803,6 +812,9 @@ impl SearchIndex {
             let (mut touched_w, mut one_w, mut two_w) = ([0u64; BITS], [0u64; BITS], [0u64; BITS]);
             let mut three_w = [0u64; BITS];
             let (mut any_one_w, mut any_two_w) = ([0u64; BITS], [0u64; BITS]);
+            // (and, with `count_held`, the number of slots each matched in a describing
+            // field, bit `j` of it in `held_w[j]`: at most 64, seven bits)
+            let mut held_w = [[0u64; BITS]; 7];
             for (i, slot) in q.slots.iter().enumerate() {
                 let (p, d) = (&present[i], &describing[i]);
                 // (a slot that matched nothing here adds nothing)
@@ -819,6 +831,20 @@ impl SearchIndex {
                         one_w[k] |= d[k];
                         any_two_w[k] |= any_one_w[k] & p[k];
                         any_one_w[k] |= p[k];
+                    }
+                }
+                if count_held {
+                    for k in 0..BITS {
+                        // (a binary counter's carry, bit plane by bit plane)
+                        let mut carry = p[k] & d[k];
+                        for plane in held_w.iter_mut() {
+                            if carry == 0 {
+                                break;
+                            }
+                            let c = plane[k];
+                            plane[k] = c ^ carry;
+                            carry &= c;
+                        }
                     }
                 }
             }
@@ -858,6 +884,27 @@ impl SearchIndex {
                         | single & g[Class::Single as usize]
                         | one_pair & g[Class::OnePair as usize]);
                 keys.seen += (touched & !pass).count_ones() as usize;
+                // Of those of three words or more in describing fields, those that cannot reach
+                // `theta` with the room of the pairs their describing slots can hold: the test
+                // below, with the `theta` of now (it only grows), before their words and slots
+                // are read.
+                if count_held {
+                    let theta = keys.theta();
+                    let mut m = pass & paired;
+                    while m != 0 {
+                        let b = m.trailing_zeros() as usize;
+                        m &= m - 1;
+                        let n = held_w
+                            .iter()
+                            .enumerate()
+                            .fold(0, |n, (j, plane)| n | ((plane[k] >> b & 1) as usize) << j);
+                        let pairs_room = held_room(n);
+                        if !reaches((raw[b] / q.max + pairs_room) * evidence_max, theta) {
+                            pass &= !(1 << b);
+                            keys.seen += 1;
+                        }
+                    }
+                }
                 if pass == 0 {
                     continue;
                 }
@@ -889,7 +936,9 @@ impl SearchIndex {
                     }
                     let theta = keys.theta();
                     let pairs_room = match class {
-                        Class::Paired if whole_masks => pair_bound.min(held_room(in_describing)),
+                        Class::Paired if whole_masks => {
+                            held_room(in_describing.count_ones() as usize)
+                        }
                         Class::Paired => pair_bound,
                         Class::OnePair => room_one,
                         _ => 0.0,
@@ -912,10 +961,10 @@ impl SearchIndex {
                             raw,
                             words: w,
                             mask,
+                            described: in_describing,
                             key,
                             score,
                             bound,
-                            one_pair: class == Class::OnePair,
                         });
                     }
                 }
@@ -930,18 +979,18 @@ impl SearchIndex {
         let threshold = keys.theta();
         let mut pairs = PairScorer::new(q);
         let mut top: Vec<(usize, f64, f64, u64)> = Vec::with_capacity(limit + 1);
-        // What a candidate's own pairs can add: those whose two slots it matched, when its
-        // class's room is that of all pairs.
+        // What a candidate's own pairs can add: those whose two slots it matched in describing
+        // fields (a pair is held in a name or a description), at most its class's room.
         // (a candidate whose key plus its class's room cannot reach `threshold` is not
         // among them: the `limit` skills whose keys made `threshold` are candidates with keys
         // at least that, so the `limit` kept are at least that when it comes; left out before
         // its own pairs' room is summed and the rest sorted, in the same order)
         candidates.retain(|c| reaches(c.key + c.bound, threshold));
         let bound = |c: &Candidate| {
-            if c.bound == 0.0 || c.one_pair || q.slots.len() > 64 {
+            if c.bound == 0.0 || q.slots.len() > 64 {
                 c.bound
             } else {
-                pairs_bound(c.mask).min(c.bound)
+                pairs_bound(c.described).min(c.bound)
             }
         };
         // (the likeliest first, by their key plus what their own pairs can add: the `limit`
