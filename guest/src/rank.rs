@@ -93,6 +93,7 @@ mod vocab;
 use build::*;
 pub use build::{Analysed, Builder};
 pub use draft::{Draft, DraftScore, WithDraft};
+pub use explain::Prepared;
 use pairs::*;
 use postings::*;
 use score::*;

@@ -528,13 +528,13 @@ impl Index {
             findings.push(self.hijacker(victims));
         }
         let tallies = self.closest(found.tallies, params);
-        // (the skill's own words of each request explained, kept for the next competitor:
-        // most share the first request they come close on)
-        let mut own = vec![None; requests.len()];
+        // (the skill's own words of each request explained, and the request prepared, kept
+        // for the next competitor: most share the first request they come close on)
+        let mut explained = Explained::new(requests);
         let competitors: Vec<AuditCompetitor> = tallies
             .iter()
             .map(|t| {
-                let (shared, separating) = self.evidence(s, t, requests, &mut own);
+                let (shared, separating) = self.evidence(s, t, &mut explained);
                 AuditCompetitor {
                     skill_path: self.docs[t.doc].skill_path.clone(),
                     strength: f64::from(t.count) / asked.max(1) as f64,
@@ -682,13 +682,12 @@ impl Index {
 
     /// The words of `t`'s requests both skills match and those only one of them matches,
     /// weightiest first, from `explain` of each.
-    /// (`explained`: the words of skill `s` explained for each request so far, by request.)
+    /// (`explained`: skill `s`'s requests, with what was explained of them so far.)
     fn evidence(
         &self,
         s: usize,
         t: &Tally,
-        requests: &[String],
-        explained: &mut [Option<Option<ExplainedWords>>],
+        explained: &mut Explained,
     ) -> (Vec<String>, Vec<String>) {
         let mut shared: Vec<(String, f64)> = Vec::new();
         let mut separating: Vec<(String, f64)> = Vec::new();
@@ -708,23 +707,17 @@ impl Index {
             &t.requests[..t.requests.len().min(1)]
         };
         for &j in evidence {
-            let (Some(request), Some(mine)) =
-                (requests.get(j as usize), explained.get_mut(j as usize))
-            else {
+            let j = j as usize;
+            if j >= explained.requests.len() {
+                continue;
+            }
+            if explained.own[j].is_none() {
+                explained.own[j] = Some(self.credited(explained, j, s));
+            }
+            let other = self.credited(explained, j, t.doc);
+            let (Some(Some(own)), Some(other)) = (&explained.own[j], other) else {
                 continue;
             };
-            let mine = mine.get_or_insert_with(|| {
-                self.explain(request, &self.docs[s].skill_path)
-                    .ok()
-                    .map(|e| explained_words(&e))
-            });
-            let (Some(own), Ok(other)) = (
-                mine.as_ref(),
-                self.explain(request, &self.docs[t.doc].skill_path),
-            ) else {
-                continue;
-            };
-            let other = explained_words(&other);
             for (w, c) in own {
                 match other.iter().find(|(o, _)| o == w) {
                     Some((_, d)) => add(&mut shared, w, c + d),
@@ -745,6 +738,26 @@ impl Index {
                 .collect()
         };
         (words(shared), words(separating))
+    }
+
+    /// The words `explain` credits skill `doc` with for request `j` of `explained` ([`None`]
+    /// when it cannot explain it): through the ranker's own account of a prepared request
+    /// (prepared once for the skill and all its competitors), or `explain` itself for
+    /// keyword matching.
+    fn credited(&self, explained: &mut Explained, j: usize, doc: usize) -> Option<ExplainedWords> {
+        let request = &explained.requests[j];
+        match (&self.config.algorithm, &self.search_index) {
+            (Algorithm::Ranked, Some(index)) => {
+                check_query(request).ok()?;
+                let prepared =
+                    explained.prepared[j].get_or_insert_with(|| index.prepare_request(request));
+                Some(explained_words(&index.explain_terms(prepared, doc)))
+            }
+            _ => self
+                .explain(request, &self.docs[doc].skill_path)
+                .ok()
+                .map(|e| explained_words(&e.terms)),
+        }
     }
 
     fn unreachable(&self, asked: usize, taken_by: &[(usize, u32)]) -> AuditFinding {
@@ -980,11 +993,30 @@ fn sentences(text: &str) -> Vec<&str> {
 /// The request words `explain` credits, with their contributions ([`explained_words`]).
 type ExplainedWords = Vec<(String, f64)>;
 
+/// A skill's requests while its competitors' evidence is gathered: each prepared once for the
+/// ranker, and the skill's own words explained for each (`None` until asked for; then `None`
+/// again when it could not be explained).
+struct Explained<'a> {
+    requests: &'a [String],
+    prepared: Vec<Option<rank::Prepared>>,
+    own: Vec<Option<Option<ExplainedWords>>>,
+}
+
+impl<'a> Explained<'a> {
+    fn new(requests: &'a [String]) -> Self {
+        Self {
+            requests,
+            prepared: requests.iter().map(|_| None).collect(),
+            own: vec![None; requests.len()],
+        }
+    }
+}
+
 /// Each request word `explain` credits, with its total contribution (a word matched through
 /// an expansion under the word as written; pairs left out: their words are counted alone).
-fn explained_words(e: &Explanation) -> ExplainedWords {
+fn explained_words(terms: &[ExplainTerm]) -> ExplainedWords {
     let mut out: Vec<(String, f64)> = Vec::new();
-    for t in &e.terms {
+    for t in terms {
         if t.term.ends_with(" (pair)") {
             continue;
         }

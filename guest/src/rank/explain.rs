@@ -92,7 +92,35 @@ impl Statistics for OneDoc<'_> {
     }
 }
 
+/// A request prepared once to explain several skills' scores for it
+/// ([`SearchIndex::explain_terms`]).
+pub struct Prepared(Query);
+
+/// What [`SearchIndex::explain`] reports before its notes.
+struct Account {
+    score: f64,
+    raw: f64,
+    pair_raw: f64,
+    coverage: f64,
+    evidence: f64,
+    terms: Vec<ExplainTerm>,
+}
+
 impl SearchIndex {
+    /// `query` prepared for [`SearchIndex::explain_terms`].
+    pub fn prepare_request(&self, query: &str) -> Prepared {
+        Prepared(prepare(self, query))
+    }
+
+    /// The lines of [`SearchIndex::explain`] (without its notes) of `doc` for a prepared
+    /// request: the same, without preparing the request again for each skill explained.
+    pub fn explain_terms(&self, request: &Prepared, doc: usize) -> Vec<ExplainTerm> {
+        if doc >= self.n_docs {
+            return Vec::new();
+        }
+        self.account(&request.0, doc).terms
+    }
+
     /// Per-field, per-term contributions of `doc` to `query`.
     ///
     /// Each line is one request term's share of the final score in one field: its BM25F
@@ -102,28 +130,71 @@ impl SearchIndex {
     /// found close together reads `word word (pair)`, in the field where they were found.
     pub fn explain(&self, query: &str, doc: usize) -> Explanation {
         let path = self.paths.get(doc).cloned().unwrap_or_default();
-        let mut terms = Vec::new();
         let mut notes = Vec::new();
         if doc >= self.n_docs {
             notes.push("no such document".to_string());
             return Explanation {
                 skill_path: path,
                 score: 0.0,
-                terms,
+                terms: Vec::new(),
                 notes,
             };
         }
         let q = prepare(self, query);
-        // The score, as a search computes it.
+        let Account {
+            score,
+            raw,
+            pair_raw,
+            coverage,
+            evidence,
+            terms,
+        } = self.account(&q, doc);
+        notes.push(format!(
+            "coverage = (raw {raw:.4} + pairs {pair_raw:.4}) / ceiling {:.4} = {coverage:.4} \
+             (ceiling: every request term present and saturated; capped at 1)",
+            q.max
+        ));
+        if evidence < 1.0 {
+            notes.push(format!(
+                "only one of the request's {} words matched, or none in name, keywords, \
+                 description, hints or path: score = coverage x {evidence}",
+                q.words
+            ));
+        }
+        notes.push(format!("score = {score:.4}"));
+        let unknown: Vec<&str> = q
+            .slots
+            .iter()
+            .filter(|s| !s.known && s.word)
+            .map(|s| s.surface.as_str())
+            .collect();
+        if !unknown.is_empty() {
+            notes.push(format!(
+                "words no skill uses (they count in the ceiling with idf {:.3}): {}",
+                self.unseen_idf(),
+                unknown.join(", ")
+            ));
+        }
+        Explanation {
+            skill_path: path,
+            score,
+            terms,
+            notes,
+        }
+    }
+
+    /// The score of `doc` (below `n_docs`) for `q`, as a search computes it, and its lines.
+    fn account(&self, q: &Query, doc: usize) -> Account {
+        let mut terms = Vec::new();
         let one = OneDoc { index: self, doc };
-        let (raw, words) = raw_scores(&one, &q);
+        let (raw, words) = raw_scores(&one, q);
         let (raw, words) = (raw[0], words[0]);
         let pair_raw = if raw > 0.0 && !q.pairs.is_empty() && q.max > 0.0 {
-            PairScorer::new(&q).score(&one, &q, 0)
+            PairScorer::new(q).score(&one, q, 0)
         } else {
             0.0
         };
-        let (score, coverage, evidence, _) = finalise(&self.params, &q, raw, pair_raw, words);
+        let (score, coverage, evidence, _) = finalise(&self.params, q, raw, pair_raw, words);
         // Its account: each slot's best alternative, split across the fields it is in.
         let norm = field_norm(&self.params, &self.lens[doc], &self.avg);
         let mut lines: Vec<(usize, String, f64)> = Vec::new();
@@ -171,37 +242,13 @@ impl SearchIndex {
                 contribution: c * scale,
             });
         }
-        notes.push(format!(
-            "coverage = (raw {raw:.4} + pairs {pair_raw:.4}) / ceiling {:.4} = {coverage:.4} \
-             (ceiling: every request term present and saturated; capped at 1)",
-            q.max
-        ));
-        if evidence < 1.0 {
-            notes.push(format!(
-                "only one of the request's {} words matched, or none in name, keywords, \
-                 description, hints or path: score = coverage x {evidence}",
-                q.words
-            ));
-        }
-        notes.push(format!("score = {score:.4}"));
-        let unknown: Vec<&str> = q
-            .slots
-            .iter()
-            .filter(|s| !s.known && s.word)
-            .map(|s| s.surface.as_str())
-            .collect();
-        if !unknown.is_empty() {
-            notes.push(format!(
-                "words no skill uses (they count in the ceiling with idf {:.3}): {}",
-                self.unseen_idf(),
-                unknown.join(", ")
-            ));
-        }
-        Explanation {
-            skill_path: path,
+        Account {
             score,
+            raw,
+            pair_raw,
+            coverage,
+            evidence,
             terms,
-            notes,
         }
     }
 }
