@@ -483,6 +483,23 @@ impl x::GuestIndex for IndexResource {
         Ok(skills.into_iter().map(audit::skill).collect())
     }
 
+    fn audit_merge_share(
+        &self,
+        requests: Vec<x::SkillRequests>,
+        parts: Vec<Vec<u8>>,
+        share: u32,
+        shares: u32,
+    ) -> Result<Vec<u8>, t::Error> {
+        self.get()
+            .audit_merge_share(&audit::given(requests), &parts, share, shares)
+            .map_err(error)
+    }
+
+    fn audit_gather(&self, shares: Vec<Vec<u8>>) -> Result<Vec<x::AuditSkill>, t::Error> {
+        let skills = self.get().audit_gather(&shares).map_err(error)?;
+        Ok(skills.into_iter().map(audit::skill).collect())
+    }
+
     fn audit_one(
         &self,
         skill_path: String,

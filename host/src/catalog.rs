@@ -43,6 +43,9 @@ use walk::*;
 /// instance: taken from a shared counter, so that the instances finish together.
 const AUDIT_PARTS_PER_THREAD: u32 = 8;
 
+/// Encoded audit parts (`index.audit-part`), each with its number.
+type NumberedParts = Vec<(u32, Vec<u8>)>;
+
 use skills_engine::model::ChildKind;
 use skills_engine::walk::Child;
 
@@ -678,8 +681,10 @@ impl Catalog {
     /// parts an instance, which the instances take from a shared counter as they finish one
     /// (an instance that drew costlier skills does not hold the others up), each searching
     /// the requests of its part's skills against the whole index (`index.audit-part`, with
-    /// [`crate::audit::part_timeout`] as its limit); the parts merged by this one
-    /// (`index.audit-merge`): the same answer as [`Self::audit`].
+    /// [`crate::audit::part_timeout`] as its limit); then every instance merges a share of
+    /// the skills from all the parts (`index.audit-merge-share`: their competitors' evidence is
+    /// most of a merge), and this one gathers the shares (`index.audit-gather`): the same
+    /// answer as [`Self::audit`].
     pub fn audit_parallel(
         &self,
         requests: &[SkillRequests],
@@ -696,7 +701,7 @@ impl Catalog {
             .max(threads);
         let limit = crate::audit::part_timeout(skills, parts);
         let next = std::sync::atomic::AtomicU32::new(0);
-        let work = |catalog: &Catalog| -> anyhow::Result<Vec<(u32, Vec<u8>)>> {
+        let work = |catalog: &Catalog| -> anyhow::Result<NumberedParts> {
             let mut done = Vec::new();
             loop {
                 let p = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -719,27 +724,53 @@ impl Catalog {
         // This instance starts its parts once the copies are made: a copy reads this one's
         // index, which its long calls would hold.
         let copied = std::sync::Barrier::new(threads as usize);
-        let mut encoded = std::thread::scope(|scope| -> anyhow::Result<Vec<(u32, Vec<u8>)>> {
-            let helpers: Vec<_> = (1..threads)
-                .map(|_| {
-                    let (copied, work) = (&copied, &work);
-                    scope.spawn(move || {
-                        let replica = self.replica();
-                        copied.wait();
-                        work(&replica?)
+        let (mut encoded, replicas) =
+            std::thread::scope(|scope| -> anyhow::Result<(NumberedParts, Vec<Catalog>)> {
+                let helpers: Vec<_> = (1..threads)
+                    .map(|_| {
+                        let (copied, work) = (&copied, &work);
+                        scope.spawn(move || {
+                            let replica = self.replica();
+                            copied.wait();
+                            let replica = replica?;
+                            let done = work(&replica)?;
+                            anyhow::Ok((done, replica))
+                        })
                     })
-                })
-                .collect();
-            copied.wait();
-            let mut encoded = work(self)?;
-            for h in helpers {
-                encoded.extend(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?);
-            }
-            Ok(encoded)
-        })?;
+                    .collect();
+                copied.wait();
+                let mut encoded = work(self)?;
+                let mut replicas = Vec::new();
+                for h in helpers {
+                    let (done, replica) =
+                        h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?;
+                    encoded.extend(done);
+                    replicas.push(replica);
+                }
+                Ok((encoded, replicas))
+            })?;
         encoded.sort_unstable_by_key(|(p, _)| *p);
         let encoded: Vec<Vec<u8>> = encoded.into_iter().map(|(_, bytes)| bytes).collect();
-        self.with_index(|g, i| g.audit_merge(i, requests, &encoded))
+        // The merge, a share an instance (the competitors' evidence is most of it), every
+        // instance given every part; the shares gathered by this one.
+        let merge = |catalog: &Catalog, share: u32| {
+            catalog.with_index(|g, i| g.audit_merge_share(i, requests, &encoded, share, threads))
+        };
+        let shares = std::thread::scope(|scope| -> anyhow::Result<Vec<Vec<u8>>> {
+            let helpers: Vec<_> = replicas
+                .iter()
+                .zip(1..)
+                .map(|(replica, share)| scope.spawn(move || merge(replica, share)))
+                .collect();
+            let mut shares = vec![merge(self, 0)?];
+            for h in helpers {
+                shares.push(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))?);
+            }
+            Ok(shares)
+        })?;
+        drop(replicas);
+        drop(encoded);
+        self.with_index(|g, i| g.audit_gather(i, &shares))
     }
 
     /// One skill's audit (of this catalog's view; no `hijacker` finding): `requests` are

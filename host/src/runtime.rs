@@ -1161,7 +1161,8 @@ impl Guest {
         self.typed("auditing the skills", r)
     }
 
-    /// Part `part` of `parts` of the collection audit (`index.audit-part`), for `audit_merge`.
+    /// Part `part` of `parts` of the collection audit (`index.audit-part`), for
+    /// `audit_merge_share`.
     pub fn audit_part(
         &mut self,
         index: IndexHandle,
@@ -1178,17 +1179,36 @@ impl Guest {
         )
     }
 
-    /// The collection audit from all its parts (`index.audit-merge`).
-    pub fn audit_merge(
+    /// Share `share` of `shares` of merging the collection audit's parts
+    /// (`index.audit-merge-share`), for `audit_gather`.
+    pub fn audit_merge_share(
         &mut self,
         index: IndexHandle,
         requests: &[SkillRequests],
         parts: &[Vec<u8>],
-    ) -> anyhow::Result<Vec<AuditSkill>> {
-        let r = self.engine_call("index.audit-merge", |s, e| {
-            e.index().call_audit_merge(s, index.0, requests, parts)
+        share: u32,
+        shares: u32,
+    ) -> anyhow::Result<Vec<u8>> {
+        let r = self.engine_call("index.audit-merge-share", |s, e| {
+            e.index()
+                .call_audit_merge_share(s, index.0, requests, parts, share, shares)
         });
-        self.typed("merging the parts of the audit", r)
+        self.typed(
+            format_args!("merging share {share} of {shares} of the audit"),
+            r,
+        )
+    }
+
+    /// The collection audit from all the shares of its merge (`index.audit-gather`).
+    pub fn audit_gather(
+        &mut self,
+        index: IndexHandle,
+        shares: &[Vec<u8>],
+    ) -> anyhow::Result<Vec<AuditSkill>> {
+        let r = self.engine_call("index.audit-gather", |s, e| {
+            e.index().call_audit_gather(s, index.0, shares)
+        });
+        self.typed("gathering the shares of the audit", r)
     }
 
     /// One skill's audit (no `hijacker` finding), at one skill's cost.

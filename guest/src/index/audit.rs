@@ -265,7 +265,13 @@ impl Index {
         params: &AuditParams,
     ) -> Result<Vec<AuditSkill>, Error> {
         let part = self.audit_part_with(given, 0, 1, params)?;
-        self.merge_audit(given, vec![part], params)
+        Ok(worst_first(self.merge_audit(
+            given,
+            vec![part],
+            params,
+            0,
+            1,
+        )?))
     }
 
     /// Part `part` of `parts` of [`Index::audit`] (its skills `s` with `s % parts == part`),
@@ -291,13 +297,82 @@ impl Index {
         given: &[SkillRequests],
         parts: &[Vec<u8>],
     ) -> Result<Vec<AuditSkill>, Error> {
+        let parts = self.decode_parts(parts)?;
+        Ok(worst_first(self.merge_audit(
+            given,
+            parts,
+            &AuditParams::default(),
+            0,
+            1,
+        )?))
+    }
+
+    /// Share `share` of `shares` of [`Index::audit_merge`]'s work, for a merge split over
+    /// engine instances (each given every part): the entries of the skills `s` with
+    /// `s % shares == share` (their competitors' evidence is most of a merge's cost), encoded
+    /// to be handed to [`Index::audit_gather`] of any copy. `invalid-argument` as for
+    /// [`Index::audit_merge`], and for `share` not below `shares`.
+    pub fn audit_merge_share(
+        &self,
+        given: &[SkillRequests],
+        parts: &[Vec<u8>],
+        share: u32,
+        shares: u32,
+    ) -> Result<Vec<u8>, Error> {
+        if share >= shares {
+            return Err(Error::InvalidArgument(format!(
+                "merge share {share} of {shares}: the share must be below the number of shares"
+            )));
+        }
+        let parts = self.decode_parts(parts)?;
+        let entries = self.merge_audit(given, parts, &AuditParams::default(), share, shares)?;
+        Ok(part::Share {
+            fingerprint: self.audit_fingerprint(),
+            share,
+            shares,
+            entries,
+        }
+        .encode())
+    }
+
+    /// [`Index::audit_merge`] from every share of one split of it
+    /// ([`Index::audit_merge_share`]): the same answer, byte for byte. A share of another
+    /// index, a missing or repeated share is `invalid-argument`.
+    pub fn audit_gather(&self, shares: &[Vec<u8>]) -> Result<Vec<AuditSkill>, Error> {
         self.ready()?;
         let fingerprint = self.audit_fingerprint();
-        let parts = parts
+        let shares = shares
+            .iter()
+            .map(|b| part::Share::decode(b, fingerprint))
+            .collect::<Result<Vec<_>, _>>()?;
+        let split = shares.first().map_or(1, |s| s.shares);
+        let mut seen = vec![false; split as usize];
+        for s in &shares {
+            if s.shares != split || std::mem::replace(&mut seen[s.share as usize], true) {
+                return Err(Error::InvalidArgument(format!(
+                    "merge share {} of {}: repeated, or of another split than {split} shares",
+                    s.share, s.shares
+                )));
+            }
+        }
+        if let Some(missing) = seen.iter().position(|&s| !s) {
+            return Err(Error::InvalidArgument(format!(
+                "merge share {missing} of {split} is missing"
+            )));
+        }
+        Ok(worst_first(
+            shares.into_iter().flat_map(|s| s.entries).collect(),
+        ))
+    }
+
+    /// Encoded parts ([`Index::audit_part`]) of an audit of this index.
+    fn decode_parts(&self, parts: &[Vec<u8>]) -> Result<Vec<part::Part>, Error> {
+        self.ready()?;
+        let fingerprint = self.audit_fingerprint();
+        parts
             .iter()
             .map(|b| part::Part::decode(b, fingerprint))
-            .collect::<Result<Vec<_>, _>>()?;
-        self.merge_audit(given, parts, &AuditParams::default())
+            .collect()
     }
 
     /// What identifies this index's skills in an audit's parts (their number and paths).
@@ -311,18 +386,6 @@ impl Index {
             }
         }
         h ^ (self.docs.len() as u64)
-    }
-
-    /// The requests meant for each skill, and whether they were derived from its text.
-    fn audit_requests_all(
-        &self,
-        given: &[SkillRequests],
-        params: &AuditParams,
-    ) -> (Vec<Vec<String>>, Vec<bool>) {
-        let mut wanted = self.given_requests(given);
-        (0..self.docs.len())
-            .map(|s| self.requests_for(s, &mut wanted, params))
-            .unzip()
     }
 
     /// The given requests `search` takes, by skill (for a skill given twice, the last of those
@@ -400,13 +463,17 @@ impl Index {
         })
     }
 
-    /// The audit from all its parts (see [`Index::audit_merge`]).
+    /// The entries of share `share` of `shares` of the audit from all its parts (see
+    /// [`Index::audit_merge`]): those of the skills `s` with `s % shares == share`, in index
+    /// order.
     fn merge_audit(
         &self,
         given: &[SkillRequests],
         parts: Vec<part::Part>,
         params: &AuditParams,
-    ) -> Result<Vec<AuditSkill>, Error> {
+        share: u32,
+        shares: u32,
+    ) -> Result<Vec<part::Entry>, Error> {
         self.ready()?;
         let n = self.docs.len();
         let split = parts.first().map_or(1, |p| p.parts);
@@ -424,7 +491,6 @@ impl Index {
                 "audit part {missing} of {split} is missing"
             )));
         }
-        let (requests, derived) = self.audit_requests_all(given, params);
         let mut reach = vec![0u32; n];
         let mut searched: Vec<Option<Searched>> = (0..n).map(|_| None).collect();
         for p in parts {
@@ -469,16 +535,16 @@ impl Index {
                 victims[c].push(s);
             }
         }
-        let mut out: Vec<(u32, f64, AuditSkill)> = Vec::with_capacity(n);
+        let mut wanted = self.given_requests(given);
+        let mut out: Vec<part::Entry> = Vec::new();
         for (s, found) in searched.into_iter().enumerate() {
-            out.push(self.skill_report(s, &requests[s], derived[s], found, &victims[s], params));
+            if s % shares as usize != share as usize {
+                continue;
+            }
+            let (requests, derived) = self.requests_for(s, &mut wanted, params);
+            out.push(self.skill_report(s, &requests, derived, found, &victims[s], params));
         }
-        out.sort_by(|a, b| {
-            b.0.cmp(&a.0)
-                .then(b.1.total_cmp(&a.1))
-                .then_with(|| a.2.skill_path.cmp(&b.2.skill_path))
-        });
-        Ok(out.into_iter().map(|(_, _, a)| a).collect())
+        Ok(out)
     }
 
     /// One skill's audit, as [`Index::audit`] gives it, without searching the other skills'
@@ -863,6 +929,17 @@ fn cut(tallies: &mut Vec<Tally>, params: &AuditParams) {
         return;
     };
     tallies.retain(|t| key(t) >= last);
+}
+
+/// The audit's entries, worst first: by their findings' weight, then their strongest
+/// competitor's strength, then skill path.
+fn worst_first(mut entries: Vec<part::Entry>) -> Vec<AuditSkill> {
+    entries.sort_by(|a, b| {
+        b.0.cmp(&a.0)
+            .then(b.1.total_cmp(&a.1))
+            .then_with(|| a.2.skill_path.cmp(&b.2.skill_path))
+    });
+    entries.into_iter().map(|(_, _, a)| a).collect()
 }
 
 /// Mutual closeness ([`AuditParams::mutual`]): each skill's tally of another gets how many of

@@ -135,6 +135,134 @@ impl Part {
     }
 }
 
+/// One share of an audit's merge ([`Index::audit_merge_share`]): the entries of its skills,
+/// each with its weight in the report's order.
+pub(super) struct Share {
+    pub fingerprint: u64,
+    pub share: u32,
+    pub shares: u32,
+    pub entries: Vec<Entry>,
+}
+
+/// A skill's entry of the audit and what orders the report: its findings' weight and its
+/// strongest competitor's strength.
+pub(super) type Entry = (u32, f64, AuditSkill);
+
+/// The first bytes of an encoded share (and its format's version).
+const SHARE_MAGIC: &[u8; 8] = b"auditsh\x01";
+
+impl Share {
+    pub fn encode(&self) -> Vec<u8> {
+        let mut w = Writer(Vec::new());
+        w.0.extend_from_slice(SHARE_MAGIC);
+        w.u64(self.fingerprint);
+        w.u32(self.share);
+        w.u32(self.shares);
+        w.len(self.entries.len());
+        for (weight, strongest, a) in &self.entries {
+            w.u32(*weight);
+            w.f64(*strongest);
+            w.str(&a.skill_path);
+            w.u32(a.requests);
+            w.u32(u32::from(a.derived));
+            w.len(a.competitors.len());
+            for c in &a.competitors {
+                w.str(&c.skill_path);
+                w.f64(c.strength);
+                for words in [&c.shared, &c.separating] {
+                    w.len(words.len());
+                    for word in words {
+                        w.str(word);
+                    }
+                }
+            }
+            w.len(a.findings.len());
+            for f in &a.findings {
+                w.u32(match f.kind {
+                    AuditFindingKind::Unreachable => 0,
+                    AuditFindingKind::Duplicate => 1,
+                    AuditFindingKind::Hijacker => 2,
+                });
+                w.str(&f.message);
+            }
+        }
+        w.0
+    }
+
+    /// A share [`Share::encode`] made on an index whose fingerprint is `fingerprint`;
+    /// anything else is `invalid-argument`.
+    pub fn decode(bytes: &[u8], fingerprint: u64) -> Result<Self, Error> {
+        let bad = || Error::InvalidArgument("not a share of this audit's merge".into());
+        let mut r = Reader(bytes);
+        if r.take(SHARE_MAGIC.len()) != Some(SHARE_MAGIC.as_slice()) {
+            return Err(bad());
+        }
+        let read = |r: &mut Reader| -> Option<Share> {
+            if r.u64()? != fingerprint {
+                return None;
+            }
+            let share = r.u32()?;
+            let shares = r.u32()?;
+            let mut entries = Vec::new();
+            for _ in 0..r.len()? {
+                let weight = r.u32()?;
+                let strongest = r.f64()?;
+                let skill_path = r.str()?;
+                let requests = r.u32()?;
+                let derived = match r.u32()? {
+                    0 => false,
+                    1 => true,
+                    _ => return None,
+                };
+                let mut competitors = Vec::new();
+                for _ in 0..r.len()? {
+                    let skill_path = r.str()?;
+                    let strength = r.f64()?;
+                    let shared = (0..r.len()?).map(|_| r.str()).collect::<Option<_>>()?;
+                    let separating = (0..r.len()?).map(|_| r.str()).collect::<Option<_>>()?;
+                    competitors.push(AuditCompetitor {
+                        skill_path,
+                        strength,
+                        shared,
+                        separating,
+                    });
+                }
+                let mut findings = Vec::new();
+                for _ in 0..r.len()? {
+                    let kind = match r.u32()? {
+                        0 => AuditFindingKind::Unreachable,
+                        1 => AuditFindingKind::Duplicate,
+                        2 => AuditFindingKind::Hijacker,
+                        _ => return None,
+                    };
+                    findings.push(AuditFinding {
+                        kind,
+                        message: r.str()?,
+                    });
+                }
+                entries.push((
+                    weight,
+                    strongest,
+                    AuditSkill {
+                        skill_path,
+                        requests,
+                        derived,
+                        competitors,
+                        findings,
+                    },
+                ));
+            }
+            (r.0.is_empty() && share < shares).then_some(Share {
+                fingerprint,
+                share,
+                shares,
+                entries,
+            })
+        };
+        read(&mut r).ok_or_else(bad)
+    }
+}
+
 struct Writer(Vec<u8>);
 
 impl Writer {
@@ -150,6 +278,10 @@ impl Writer {
     /// A length or an index (as 32 bits: an index holds fewer skills).
     fn len(&mut self, v: usize) {
         self.u32(u32::try_from(v).unwrap_or(u32::MAX));
+    }
+    fn str(&mut self, v: &str) {
+        self.len(v.len());
+        self.0.extend_from_slice(v.as_bytes());
     }
 }
 
@@ -175,5 +307,9 @@ impl Reader<'_> {
     }
     fn len(&mut self) -> Option<usize> {
         self.u32().map(|v| v as usize)
+    }
+    fn str(&mut self) -> Option<String> {
+        let n = self.len()?;
+        String::from_utf8(self.take(n)?.to_vec()).ok()
     }
 }

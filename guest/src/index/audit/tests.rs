@@ -395,6 +395,48 @@ fn an_audit_in_parts_merges_to_the_one_audit() {
     ));
 }
 
+/// A merge split in shares (each merged on its own copy of the index in the host) gathers to
+/// the very answer of one merge, whatever the order the shares come in; a share of another
+/// index or split, a missing, repeated or damaged one, is refused.
+#[test]
+fn a_merge_in_shares_gathers_to_the_one_audit() {
+    let mut files = hijacked();
+    files.extend(distinct());
+    let idx = mem(&files).index();
+    let given = [SkillRequests {
+        skill_path: "pdf-forms".into(),
+        requests: vec!["clean up this csv export".into()],
+    }];
+    let whole = idx.audit(&given).unwrap();
+    assert!(whole.iter().any(|s| !s.findings.is_empty()));
+    assert!(whole.iter().any(|s| !s.competitors.is_empty()));
+    let parts: Vec<Vec<u8>> = (0..3)
+        .map(|p| idx.audit_part(&given, p, 3).unwrap())
+        .collect();
+    for shares in [1u32, 2, 3, 40] {
+        let encoded: Vec<Vec<u8>> = (0..shares)
+            .rev()
+            .map(|k| idx.audit_merge_share(&given, &parts, k, shares).unwrap())
+            .collect();
+        assert_eq!(idx.audit_gather(&encoded).unwrap(), whole, "{shares}");
+    }
+    let invalid = |r: Result<Vec<AuditSkill>, Error>| matches!(r, Err(Error::InvalidArgument(_)));
+    let two: Vec<Vec<u8>> = (0..2)
+        .map(|k| idx.audit_merge_share(&given, &parts, k, 2).unwrap())
+        .collect();
+    assert!(invalid(idx.audit_gather(&two[..1])));
+    assert!(invalid(idx.audit_gather(&[two[0].clone(), two[0].clone()])));
+    assert!(invalid(mem(&distinct()).index().audit_gather(&two)));
+    let mut damaged = two.clone();
+    damaged[1].pop();
+    assert!(invalid(idx.audit_gather(&damaged)));
+    assert!(invalid(idx.audit_gather(&parts)));
+    assert!(matches!(
+        idx.audit_merge_share(&given, &parts, 2, 2),
+        Err(Error::InvalidArgument(_))
+    ));
+}
+
 /// A part carries only what the merge reads (a 50,000-skill audit's parts must fit one engine
 /// instance): of each skill's tallies, those that may be among the closest once reach is known,
 /// each with only the requests its evidence explains; the `duplicate` findings found before.
